@@ -1,0 +1,123 @@
+//===- FileUtil.cpp - Whole-file reads and atomic writes ------------------===//
+
+#include "moss/Config/FileUtil.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace moss::config {
+
+namespace {
+
+std::string osError(const std::string &path, const char *what) {
+  return path + ": " + what + ": " + std::strerror(errno);
+}
+
+bool writeAll(int fd, std::string_view bytes) {
+  const char *data = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t wrote = ::write(fd, data, left);
+    if (wrote < 0 && errno == EINTR)
+      continue;
+    if (wrote <= 0)
+      return false;
+    data += wrote;
+    left -= size_t(wrote);
+  }
+  return true;
+}
+
+std::string parentDirectory(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
+} // namespace
+
+bool readFile(const std::string &path, std::string &bytes, std::string &err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err = osError(path, "cannot open for reading");
+    return false;
+  }
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    err = osError(path, "cannot stat");
+    ::close(fd);
+    return false;
+  }
+  if (S_ISDIR(info.st_mode)) {
+    err = path + ": is a directory, expected a file";
+    ::close(fd);
+    return false;
+  }
+  std::string result;
+  if (S_ISREG(info.st_mode))
+    result.reserve(size_t(info.st_size));
+  char chunk[1 << 16];
+  while (true) {
+    ssize_t got = ::read(fd, chunk, sizeof(chunk));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      err = osError(path, "read failed");
+      ::close(fd);
+      return false;
+    }
+    if (got == 0)
+      break;
+    result.append(chunk, size_t(got));
+  }
+  ::close(fd);
+  bytes = std::move(result);
+  return true;
+}
+
+bool writeFileAtomic(const std::string &path, std::string_view bytes,
+                     std::string &err) {
+  std::string tempPath = path + ".tmp." + std::to_string(::getpid());
+  int fd =
+      ::open(tempPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    err = osError(tempPath, "cannot create temporary file");
+    return false;
+  }
+  auto failAndCleanUp = [&](const char *what) {
+    err = osError(tempPath, what);
+    ::close(fd);
+    ::unlink(tempPath.c_str());
+    return false;
+  };
+  if (!writeAll(fd, bytes))
+    return failAndCleanUp("write failed");
+  if (::fsync(fd) != 0)
+    return failAndCleanUp("fsync failed");
+  if (::close(fd) != 0) {
+    err = osError(tempPath, "close failed");
+    ::unlink(tempPath.c_str());
+    return false;
+  }
+  if (::rename(tempPath.c_str(), path.c_str()) != 0) {
+    err = tempPath + ": cannot rename to " + path + ": " + std::strerror(errno);
+    ::unlink(tempPath.c_str());
+    return false;
+  }
+  // Make the rename itself durable; best effort, the file is already in place.
+  int dirFd =
+      ::open(parentDirectory(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
+  }
+  return true;
+}
+
+} // namespace moss::config

@@ -1,0 +1,158 @@
+//===- GemmLaunch.cpp - Tile legality and launch shape of a GEMM ----------===//
+
+#include "moss/Config/GemmLaunch.h"
+
+#include <algorithm>
+#include <array>
+
+namespace moss::config {
+
+namespace {
+
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// Sizes the generated kernel is written for.
+constexpr std::array<int64_t, 7> kSupportedBm = {1, 2, 4, 8, 16, 32, 64};
+constexpr std::array<int64_t, 5> kSupportedBn = {16, 32, 64, 128, 256};
+constexpr std::array<int64_t, 4> kSupportedBk = {32, 64, 128, 256};
+
+template <size_t N>
+bool isOneOf(int64_t v, const std::array<int64_t, N> &allowed) {
+  return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+}
+
+template <size_t N>
+std::string listText(const std::array<int64_t, N> &allowed) {
+  std::string text = "{";
+  for (int64_t v : allowed) {
+    if (text.size() > 1)
+      text += ",";
+    text += std::to_string(v);
+  }
+  return text + "}";
+}
+
+std::string field(const char *name, int64_t v) {
+  return std::string("tile ") + name + "=" + std::to_string(v);
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
+                      GemmLaunch &out, std::string &err) {
+  if (n < 1) {
+    err = "N = " + std::to_string(n) + " must be >= 1";
+    return false;
+  }
+  if (k < 1) {
+    err = "K = " + std::to_string(k) + " must be >= 1";
+    return false;
+  }
+  const std::pair<const char *, int64_t> fields[] = {
+      {"bm", tile.bm}, {"bn", tile.bn}, {"bk", tile.bk}, {"split", tile.split}};
+  for (const auto &[name, value] : fields) {
+    if (value < 1) {
+      err = field(name, value) + " must be >= 1";
+      return false;
+    }
+  }
+  for (const auto &[name, value] : fields) {
+    if (!isPowerOfTwo(value)) {
+      err = field(name, value) + " is not a power of two";
+      return false;
+    }
+  }
+
+  int64_t kPerCta = 0;
+  bool overflows = __builtin_mul_overflow(tile.bk, tile.split, &kPerCta);
+  if (overflows || kPerCta > k) {
+    std::string product =
+        overflows ? std::to_string(tile.bk) + "*" + std::to_string(tile.split)
+                  : std::to_string(kPerCta);
+    err = "bk*split = " + product + " exceeds K = " + std::to_string(k);
+    return false;
+  }
+  if (k % kPerCta != 0) {
+    err = "K = " + std::to_string(k) +
+          " is not a multiple of bk*split = " + std::to_string(kPerCta);
+    return false;
+  }
+  if (n % tile.bn != 0) {
+    err = "N = " + std::to_string(n) +
+          " is not a multiple of bn = " + std::to_string(tile.bn);
+    return false;
+  }
+  if (k % 8 != 0) {
+    err = "K = " + std::to_string(k) +
+          " is not a multiple of 8 (16-byte bf16 loads)";
+    return false;
+  }
+
+  if (!isOneOf(tile.bm, kSupportedBm)) {
+    err = field("bm", tile.bm) + " is not supported (expected one of " +
+          listText(kSupportedBm) + ")";
+    return false;
+  }
+  if (!isOneOf(tile.bn, kSupportedBn)) {
+    err = field("bn", tile.bn) + " is not supported (expected one of " +
+          listText(kSupportedBn) + ")";
+    return false;
+  }
+  if (!isOneOf(tile.bk, kSupportedBk)) {
+    err = field("bk", tile.bk) + " is not supported (expected one of " +
+          listText(kSupportedBk) + ")";
+    return false;
+  }
+
+  GemmLaunch launch;
+  launch.warpsN = tile.bn / 16;
+  launch.kBlocksPerCta = k / kPerCta;
+  launch.warpsK =
+      std::min(launch.kBlocksPerCta, std::max<int64_t>(1, 8 / launch.warpsN));
+  launch.warps = launch.warpsN * launch.warpsK;
+  if (launch.warps > kGemmMaxWarps) {
+    err = "warps = warps_n*warps_k = " + std::to_string(launch.warpsN) + "*" +
+          std::to_string(launch.warpsK) + " = " + std::to_string(launch.warps) +
+          " exceeds " + std::to_string(kGemmMaxWarps) + " (512 threads)";
+    return false;
+  }
+  launch.threads = 32 * launch.warps;
+  launch.bm8 = 8 * ceilDiv(tile.bm, 8);
+  launch.sharedBytes = launch.warpsK * launch.bm8 * tile.bn * 4;
+  if (launch.sharedBytes > kGemmMaxSharedBytes) {
+    err = "shared memory warps_k*bm8*bn*4 = " + std::to_string(launch.warpsK) +
+          "*" + std::to_string(launch.bm8) + "*" + std::to_string(tile.bn) +
+          "*4 = " + std::to_string(launch.sharedBytes) +
+          " bytes exceeds 48 KiB (" + std::to_string(kGemmMaxSharedBytes) + ")";
+    return false;
+  }
+  int64_t loadsInFlight = (tile.bk / 32) * (2 + ceilDiv(tile.bm, 8));
+  if (loadsInFlight > kGemmMaxLoadsInFlight) {
+    err = "tile too big for registers: (bk/32)*(2+ceil(bm/8)) = " +
+          std::to_string(tile.bk / 32) + "*" +
+          std::to_string(2 + ceilDiv(tile.bm, 8)) + " = " +
+          std::to_string(loadsInFlight) +
+          " 16-byte loads in flight per thread exceeds " +
+          std::to_string(kGemmMaxLoadsInFlight);
+    return false;
+  }
+  launch.gridX = n / tile.bn;
+  launch.gridYPerM = tile.bm;
+  launch.gridZ = tile.split;
+  if (tile.split > 1) {
+    launch.reduceThreads = std::max<int64_t>(32, launch.bm8 * tile.bn / 8);
+    launch.workspaceBytesPerRow = tile.split * n * 4;
+  }
+  out = launch;
+  return true;
+}
+
+bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,
+                    std::string &err) {
+  GemmLaunch unused;
+  return deriveGemmLaunch(n, k, tile, unused, err);
+}
+
+} // namespace moss::config

@@ -1,0 +1,35 @@
+//===- JsonSupport.h - Private nlohmann/json helpers -----------*- C++ -*-===//
+//
+// Private to lib/Config: public headers stay free of nlohmann/json so that
+// code built with -fno-exceptions can include them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSS_LIB_CONFIG_JSONSUPPORT_H
+#define MOSS_LIB_CONFIG_JSONSUPPORT_H
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace moss::config::detail {
+
+/// Parses `bytes` as one JSON document. On a syntax error returns false with
+/// `reason` = "malformed JSON at line L, column C (byte offset B): <what>"
+/// (line and column 1-based, offset 0-based).
+/// `callback` (optional) sees every parse event, e.g. each object key.
+bool parseJson(std::string_view bytes, nlohmann::json &out, std::string &reason,
+               const nlohmann::json::parser_callback_t &callback = nullptr);
+
+/// Short description of a value for error messages: `string "abc"`,
+/// `number 16.5`, `boolean true`, `null`, `array`, `object`.
+std::string describeJsonValue(const nlohmann::json &value);
+
+/// `text` in double quotes with quotes, backslashes and non-printable bytes
+/// escaped and very long text shortened, safe to embed in a message.
+std::string quoteForMessage(std::string_view text);
+
+} // namespace moss::config::detail
+
+#endif // MOSS_LIB_CONFIG_JSONSUPPORT_H

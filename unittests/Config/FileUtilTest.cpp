@@ -1,0 +1,65 @@
+//===- FileUtilTest.cpp - readFile / writeFileAtomic ----------------------===//
+
+#include "moss/Config/FileUtil.h"
+
+#include "ScratchDir.h"
+
+#include <gtest/gtest.h>
+
+using namespace moss::config;
+
+namespace {
+
+TEST(FileUtilTest, RoundTripKeepsExactBytes) {
+  unittest::ScratchDir dir;
+  std::string bytes("line\r\n\0\xff tail", 13);
+  std::string err, readBack;
+  ASSERT_TRUE(writeFileAtomic(dir.file("a.bin"), bytes, err)) << err;
+  ASSERT_TRUE(readFile(dir.file("a.bin"), readBack, err)) << err;
+  EXPECT_EQ(readBack, bytes);
+}
+
+TEST(FileUtilTest, OverwritesAndLeavesNoTemporaryFile) {
+  unittest::ScratchDir dir;
+  std::string err, readBack;
+  ASSERT_TRUE(writeFileAtomic(dir.file("a.txt"), "first, longer", err)) << err;
+  ASSERT_TRUE(writeFileAtomic(dir.file("a.txt"), "second", err)) << err;
+  ASSERT_TRUE(readFile(dir.file("a.txt"), readBack, err)) << err;
+  EXPECT_EQ(readBack, "second");
+  EXPECT_EQ(dir.list(), std::vector<std::string>{"a.txt"});
+}
+
+TEST(FileUtilTest, EmptyFile) {
+  unittest::ScratchDir dir;
+  std::string err, readBack = "not empty";
+  ASSERT_TRUE(writeFileAtomic(dir.file("empty"), "", err)) << err;
+  ASSERT_TRUE(readFile(dir.file("empty"), readBack, err)) << err;
+  EXPECT_EQ(readBack, "");
+}
+
+TEST(FileUtilTest, WriteIntoMissingDirectoryFails) {
+  unittest::ScratchDir dir;
+  std::string err;
+  std::string path = dir.file("missing/a.txt");
+  EXPECT_FALSE(writeFileAtomic(path, "x", err));
+  EXPECT_NE(err.find(path + ".tmp."), std::string::npos) << err;
+  EXPECT_NE(err.find("cannot create temporary file"), std::string::npos) << err;
+}
+
+TEST(FileUtilTest, ReadMissingFileNamesPath) {
+  std::string err, bytes = "unchanged";
+  EXPECT_FALSE(readFile("/nonexistent/moss.json", bytes, err));
+  EXPECT_NE(err.find("/nonexistent/moss.json: cannot open for reading"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(bytes, "unchanged");
+}
+
+TEST(FileUtilTest, ReadDirectoryFails) {
+  unittest::ScratchDir dir;
+  std::string err, bytes;
+  EXPECT_FALSE(readFile(dir.path, bytes, err));
+  EXPECT_NE(err.find("is a directory"), std::string::npos) << err;
+}
+
+} // namespace
