@@ -24,6 +24,15 @@ const char *gemmModeName(int mode) {
   }
 }
 
+std::string gemmKernelName(int64_t n, int64_t k, int mode,
+                           const GemmTile &tile) {
+  const char *modeName = gemmModeName(mode);
+  return "linear_n" + std::to_string(n) + "_k" + std::to_string(k) + "_" +
+         (modeName ? modeName : "mode" + std::to_string(mode)) + "_bm" +
+         std::to_string(tile.bm) + "_bn" + std::to_string(tile.bn) + "_bk" +
+         std::to_string(tile.bk) + "_s" + std::to_string(tile.split);
+}
+
 namespace {
 
 constexpr const char *kKeyFieldNames[4] = {"M", "N", "K", "mode"};

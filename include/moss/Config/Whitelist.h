@@ -34,6 +34,11 @@ enum GemmMode : int {
 /// "none", "gelu", "layerscale_residual"; nullptr for an unknown mode.
 const char *gemmModeName(int mode);
 
+/// Symbol of the generated kernel for (N, K, mode, tile), e.g.
+/// linear_n3072_k768_gelu_bm16_bn64_bk64_s1; shared by compiler and tools.
+std::string gemmKernelName(int64_t n, int64_t k, int mode,
+                           const GemmTile &tile);
+
 /// Largest M, N or K a key may name (m is passed to kernels as int32).
 constexpr int64_t kMaxGemmDim = 2147483647;
 

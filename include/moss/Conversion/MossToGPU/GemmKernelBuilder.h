@@ -1,0 +1,53 @@
+//===- GemmKernelBuilder.h - FFN GEMM kernels as gpu.func ops ---*- C++ -*-===//
+//
+// Builds the weight-streaming GEMM kernels of `moss.linear` (out = x * W^T,
+// BF16 in, FP32 accumulate, fused epilogue) as gpu.func ops made of upstream
+// dialects (arith, math, scf, gpu, llvm) and NVVM tensor-core ops
+// (nvvm.mma.sync bf16 m16n8k16). The parameter list is the kernel ABI of
+// docs/kernel-abi.md; the warp layout comes from
+// moss::config::deriveGemmLaunch.
+//
+// Pointer parameters are `!llvm.ptr<1>` (CUDA global address space). A device
+// pointer from cuMemAlloc is a valid global address, so the runtime passes its
+// CUdeviceptr values unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSS_CONVERSION_MOSSTOGPU_GEMMKERNELBUILDER_H
+#define MOSS_CONVERSION_MOSSTOGPU_GEMMKERNELBUILDER_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <cstdint>
+#include <string>
+
+namespace moss {
+
+/// One generated GEMM: out[M,N] = epilogue(x[M,K] * w[N,K]^T), M a runtime
+/// argument, N and K static, tile [bm, bn, bk, split] from the whitelist.
+struct GemmKernelSpec {
+  int64_t n = 0, k = 0;
+  int epilogue = 0; ///< 0 none, 1 exact erf-GELU, 2 LayerScale + residual.
+  int64_t bm = 0, bn = 0, bk = 0, split = 1;
+  std::string name; ///< Main kernel symbol; the reduce kernel is name_reduce.
+};
+
+/// Appends the kernel(s) of `spec` to `module`: `<name>` and, when split > 1,
+/// `<name>_reduce`, plus one addrspace-3 llvm.mlir.global per main kernel
+/// (`__<name>_partials`, the FP32 tile of the cross-warp reduction).
+/// Both kernels take (x, w, scale, residual, out, workspace: !llvm.ptr<1>,
+/// m: i32) and carry `gpu.kernel` and `known_block_size`.
+/// Emits an error at `loc` and returns failure for an illegal spec (tile rule
+/// of docs/kernel-abi.md, unknown epilogue, empty or already used name).
+/// The insertion point of `b` is restored on return.
+/// Dialects that must be loaded: gpu, llvm, nvvm, arith, math, scf.
+mlir::LogicalResult buildGemmKernels(mlir::OpBuilder &b, mlir::Location loc,
+                                     mlir::gpu::GPUModuleOp module,
+                                     const GemmKernelSpec &spec);
+
+} // namespace moss
+
+#endif // MOSS_CONVERSION_MOSSTOGPU_GEMMKERNELBUILDER_H

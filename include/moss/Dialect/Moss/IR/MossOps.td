@@ -1,0 +1,106 @@
+//===- MossOps.td - moss operations ------------------------*- tablegen -*-===//
+#ifndef MOSS_OPS
+#define MOSS_OPS
+
+include "moss/Dialect/Moss/IR/MossDialect.td"
+include "moss/Dialect/Moss/IR/MossAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Moss_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Moss_Dialect, mnemonic, traits>;
+
+def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
+  let summary = "FFN GEMM x·Wᵀ with a fused epilogue";
+  let description = [{
+    Computes `y[m, n] = epilogue(Σ_k x[m, k] · w[n, k])` for `x : [M, K]`
+    and `w : [N, K]`, BF16 operands, FP32 accumulation. `M` may be dynamic:
+    generated kernels take it as a runtime argument.
+
+    Rounding is part of the contract. With `acc` the FP32 sum and
+    `v = bf16(acc)` (round to nearest even):
+    - `none` (mode 0): `y = v`;
+    - `gelu` (mode 1): `y = bf16(0.5·v·(1 + erf(v/√2)))`, computed in FP32
+      with the exact error function (never the tanh approximation);
+    - `layerscale_residual` (mode 2): `y = bf16(bf16(v·scale[n]) +
+      residual[m, n])`; `scale : [N]` and `residual : [M, N]` are required by
+      this epilogue and forbidden by the others.
+
+    `tile` is attached by `moss-select-tiles` from the whitelist;
+    `vendor_fallback` marks an op the whitelist does not name, which the
+    runtime serves with cuBLASLt and an exact epilogue kernel.
+
+    ```mlir
+    %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 1>
+        : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+    %z = moss.linear %h, %w2 scale(%ls : tensor<768xbf16>)
+        residual(%res : tensor<?x768xbf16>) epilogue layerscale_residual
+        : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$w,
+                       Optional<AnyRankedTensor>:$scale,
+                       Optional<AnyRankedTensor>:$residual,
+                       Moss_EpilogueAttr:$epilogue,
+                       OptionalAttr<Moss_TileAttr>:$tile,
+                       UnitAttr:$vendor_fallback);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $w
+    (`scale` `(` $scale^ `:` type($scale) `)`)?
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
+    `epilogue` `` $epilogue
+    (`tile` $tile^)?
+    (`vendor_fallback` $vendor_fallback^)?
+    attr-dict `:` type($x) `,` type($w) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Moss_StreamingAttentionOp
+    : Moss_Op<"streaming_attention", [Pure]> {
+  let summary = "masked softmax attention over a ring KV cache";
+  let description = [{
+    For `q : [B, H, T, D]`, `k, v : [B, H, S, D]` (BF16) and a boolean
+    `mask : [B, 1, T, S]`, computes for every query row
+    `o[b, h, t] = Σ_s p[s] · v[b, h, s]` with
+    `p = softmax_s(scale · q[b, h, t] · k[b, h, s])` over the keys `s` whose
+    `mask[b, 0, t, s]` is true. Softmax is computed online in FP32; keys may
+    be in any order (the ring's wrap lives in the mask); a row with no
+    allowed key yields exact zeros, never NaN. `scale` defaults to `D^-0.5`.
+
+    The result is the logical `[B, H, T, D]` tensor. With `layout bthd`
+    (the default) its storage is `[B, T, H, D]`, so the output projection
+    reads `[B, T, H·D]` without a copy; `bhtd` stores it as shaped.
+    `skip_empty_tiles` lets a kernel skip key tiles whose mask block is all
+    false (off by default; the results are bit-identical).
+
+    ```mlir
+    %o = moss.streaming_attention %q, %k, %v, %mask layout bthd
+        : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>,
+          tensor<?x12x400x64xbf16>, tensor<?x1x?x400xi1>
+        -> tensor<?x12x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
+                       AnyRankedTensor:$v, AnyRankedTensor:$mask,
+                       DefaultValuedAttr<Moss_AttentionLayoutAttr,
+                                         "::moss::AttentionLayout::bthd">:$layout,
+                       UnitAttr:$skip_empty_tiles,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $mask
+    (`layout` `` $layout^)?
+    (`skip_empty_tiles` $skip_empty_tiles^)?
+    (`scale` `(` $scale^ `)`)?
+    attr-dict `:` type($q) `,` type($k) `,` type($v) `,` type($mask)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the attribute, or D^-0.5.
+    float getSoftmaxScale();
+  }];
+}
+
+#endif // MOSS_OPS

@@ -1,0 +1,170 @@
+/*===- moss_runtime.h - Thin C runtime for moss kernels -------------*- C
+ *-*-===*
+ *
+ * Loads the cubins that moss-aot wrote into kernels_generated/ (checked
+ * against manifest.json and the whitelist they were built from) and runs the
+ * codec's FFN GEMMs with one call each: the generated kernel when the
+ * whitelist names the shape, else cuBLASLt (BF16 in, FP32 compute) followed
+ * by an exact epilogue kernel. Both paths honour the rounding contract of
+ * docs/PROJECT.md: v = bf16(acc); GELU out = bf16(0.5*v*(1+erf(v/sqrt 2)))
+ * in FP32; LayerScale out = bf16(bf16(v*scale[n]) + residual[m,n]).
+ *
+ * Calls never synchronize the host, never allocate device memory and never
+ * load modules once the runtime has set up the CUDA context they run in, so
+ * they can be captured into CUDA graphs. Setup per context happens:
+ *   - in moss_runtime_create, for the context current on the calling thread
+ *     (the primary context of the current device if none is current);
+ *   - lazily, on the first call that runs in another context (the stream's
+ *     context, or the current one for the default stream). That first call
+ *     loads the modules and reserves workspace; it must not be made while
+ *     the stream is being captured (it then fails with
+ *     MOSS_ERROR_UNSUPPORTED and says so).
+ *
+ * Workspace (cuBLASLt workspace and split-K partial sums, the latter sized
+ * for the largest M of each whitelist key) is reserved per context at setup,
+ * in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment variable read at create,
+ * default 4, 1..64). A stream gets a slot of its own the first time it is
+ * used; calls on streams that came after all slots were taken run without
+ * workspace (cuBLASLt without workspace; split-K kernels fall back), which is
+ * slower but never races. A CUDA graph captured on stream S uses S's slot:
+ * do not replay it concurrently with other work that uses S's slot (calls on
+ * S, or replays of other graphs captured on S).
+ *
+ * Thread safety: every function may be called concurrently from several
+ * threads on one runtime, except moss_runtime_destroy, which must not race
+ * with any other call on that runtime and must come after the GPU work it
+ * issued has finished (it frees the workspace).
+ *
+ * Errors: every failing call returns a status and records a message for the
+ * calling thread, read with moss_runtime_last_error(rt) (rt may be NULL for
+ * a failed moss_runtime_create or a call made with rt == NULL).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MOSS_RUNTIME_MOSS_RUNTIME_H
+#define MOSS_RUNTIME_MOSS_RUNTIME_H
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#if defined(MOSS_RUNTIME_BUILDING)
+#define MOSS_RUNTIME_API __declspec(dllexport)
+#else
+#define MOSS_RUNTIME_API __declspec(dllimport)
+#endif
+#else
+#define MOSS_RUNTIME_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct moss_runtime_s *moss_runtime_t;
+
+typedef enum {
+  MOSS_OK = 0,
+  MOSS_ERROR_INVALID_ARGUMENT = 1,   /* bad pointer, size, enum or alias */
+  MOSS_ERROR_MANIFEST = 2,           /* manifest, cubin or whitelist broken */
+  MOSS_ERROR_CACHE_KEY_MISMATCH = 3, /* kernels built from another whitelist */
+  MOSS_ERROR_CUDA = 4,               /* CUDA driver/runtime error, no device */
+  MOSS_ERROR_CUBLAS = 5,             /* cuBLASLt error or no algorithm */
+  MOSS_ERROR_UNSUPPORTED = 6         /* valid request this runtime can't do */
+} moss_status_t;
+
+/* The fused epilogue of the FFN GEMM (the whitelist key's "mode"). */
+typedef enum {
+  MOSS_EPILOGUE_NONE = 0,
+  MOSS_EPILOGUE_GELU = 1,               /* exact erf-GELU, never tanh */
+  MOSS_EPILOGUE_LAYERSCALE_RESIDUAL = 2 /* bf16(bf16(v*scale[n]) + res) */
+} moss_epilogue_t;
+
+/* Storage order of the attention output. */
+typedef enum { MOSS_LAYOUT_BTHD = 0, MOSS_LAYOUT_BHTD = 1 } moss_layout_t;
+
+/* Creates a runtime.
+ *
+ * kernels_dir: folder with manifest.json, or NULL/"" for fallback only.
+ * whitelist_path: the whitelist the kernels must have been built from;
+ *   NULL = $MOSS_CODEC_GEMM_CONFIG; neither = no generated GEMMs (every GEMM
+ *   takes the cuBLASLt fallback; attention kernels still load when
+ *   kernels_dir is given). "" counts as not given.
+ * A manifest whose cache_key does not match the whitelist's bytes (with this
+ * runtime's MOSS_VERSION and the manifest's chip and pipeline) ->
+ * MOSS_ERROR_CACHE_KEY_MISMATCH, naming both keys and the whitelist path.
+ *
+ * The manifest, the whitelist and every cubin's sha256 are checked before
+ * CUDA is touched; then the modules are loaded and the workspace reserved
+ * for the calling thread's current context (see the top of this file).
+ * On failure *out is set to NULL. */
+MOSS_RUNTIME_API moss_status_t moss_runtime_create(const char *kernels_dir,
+                                                   const char *whitelist_path,
+                                                   moss_runtime_t *out);
+
+/* Unloads modules and frees workspace in every context the runtime set up.
+ * NULL is a no-op. The GPU work issued through rt must have finished. */
+MOSS_RUNTIME_API void moss_runtime_destroy(moss_runtime_t rt);
+
+/* Message of the last failed call on this thread with this runtime (rt NULL:
+ * of the last failed create, or call made with rt == NULL). Never NULL; ""
+ * when nothing failed. Valid until the next failing call on this thread. */
+MOSS_RUNTIME_API const char *moss_runtime_last_error(moss_runtime_t rt);
+
+/* 1 when moss_ffn_gemm with this shape and epilogue runs a generated kernel
+ * (given 16-byte aligned pointers), 0 when it takes the fallback or the
+ * arguments are invalid. */
+MOSS_RUNTIME_API int moss_gemm_is_selected(moss_runtime_t rt, int64_t m,
+                                           int64_t n, int64_t k,
+                                           moss_epilogue_t ep);
+
+/* out[m,n] = epilogue(x[m,k] . w[n,k]^T), FP32 accumulation.
+ *
+ * x [m,k], w [n,k], residual and out [m,n]: bf16 row-major contiguous;
+ * scale [n] bf16; stream is a cudaStream_t (NULL = default stream).
+ * scale and residual are read only for MOSS_EPILOGUE_LAYERSCALE_RESIDUAL
+ * (required then, may be NULL otherwise).
+ * Alignment: every pointer must be at least 2-byte aligned (else
+ * MOSS_ERROR_INVALID_ARGUMENT); generated kernels need all of them 16-byte
+ * aligned, a call with a less aligned pointer takes the fallback.
+ * out must not overlap x, w, scale or residual (MOSS_ERROR_INVALID_ARGUMENT).
+ * m == 0 is a no-op returning MOSS_OK (pointers are not read). m, n, k must
+ * be <= INT32_MAX; n, k >= 1. Asynchronous: returns once the work is queued
+ * on the stream. */
+MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
+                                             int64_t n, int64_t k,
+                                             moss_epilogue_t ep, const void *x,
+                                             const void *w, const void *scale,
+                                             const void *residual, void *out,
+                                             void *stream);
+
+typedef struct {
+  int64_t B, H, T, S, D;
+  const void *q;
+  int64_t q_stride[4]; /* bf16, logical [B,H,T,D], strides in elements */
+  const void *k;
+  int64_t k_stride[4]; /* bf16, [B,H,S,D] */
+  const void *v;
+  int64_t v_stride[4]; /* bf16, [B,H,S,D] */
+  const void *mask;
+  int64_t mask_stride[3]; /* bool, one byte, [B,1,T,S]: strides of b, t, s */
+  void *out; /* contiguous storage [B,T,H,D] (BTHD) or [B,H,T,D] (BHTD) */
+  moss_layout_t layout;
+  int skip_empty_tiles;
+  float scale; /* 0 -> D^-0.5 */
+} moss_attention_args;
+
+/* Masked attention over a ring KV cache (moss.streaming_attention).
+ * Requirements: all sizes >= 1, D == 64; q, k, v, mask and out non-NULL;
+ * q/k/v 2-byte aligned with innermost (D) stride 1 and strides >= 0; mask
+ * strides >= 0; out must not overlap q, k, v or mask; scale finite and
+ * >= 0. Violations -> MOSS_ERROR_INVALID_ARGUMENT. Runs the generated
+ * attention kernel listed in the manifest; with none listed ->
+ * MOSS_ERROR_UNSUPPORTED (there is no fallback). */
+MOSS_RUNTIME_API moss_status_t moss_streaming_attention(
+    moss_runtime_t rt, const moss_attention_args *args, void *stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MOSS_RUNTIME_MOSS_RUNTIME_H */

@@ -1,0 +1,189 @@
+//===- MossOps.cpp - moss operations and their verifiers ------------------===//
+#include "moss/Dialect/Moss/IR/MossOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace moss;
+
+namespace {
+/// Checks that `value` is a ranked tensor of `rank` with elements `elemType`;
+/// the message names the operand, the expected form and what was found.
+FailureOr<RankedTensorType> expectTensor(Operation *op, StringRef name,
+                                         Type type, int64_t rank,
+                                         Type elemType, StringRef shapeDoc) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() != rank ||
+      tensor.getElementType() != elemType) {
+    op->emitOpError() << "operand '" << name << "' must be a rank-" << rank
+                      << " tensor " << shapeDoc << " of " << elemType
+                      << ", found " << type;
+    return failure();
+  }
+  return tensor;
+}
+
+/// Two extents agree when either is dynamic or they are equal.
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+std::string dimText(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+std::string shapeText(ArrayRef<int64_t> dims) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(dims))
+    s += (i ? ", " : "") + dimText(d);
+  return s + "]";
+}
+
+/// Emits "operand 'name' must have <what> = <expected>, found <found>".
+LogicalResult dimMismatch(Operation *op, StringRef name, StringRef what,
+                          int64_t expected, int64_t found) {
+  return op->emitOpError() << "operand '" << name << "' must have " << what
+                           << " = " << dimText(expected) << ", found "
+                           << dimText(found);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  Operation *op = getOperation();
+  Type bf16 = BFloat16Type::get(getContext());
+  auto x = expectTensor(op, "x", getX().getType(), 2, bf16, "[M, K]");
+  if (failed(x))
+    return failure();
+  auto w = expectTensor(op, "w", getW().getType(), 2, bf16, "[N, K]");
+  if (failed(w))
+    return failure();
+  int64_t m = x->getDimSize(0), k = x->getDimSize(1);
+  int64_t n = w->getDimSize(0);
+  if (!compatible(w->getDimSize(1), k))
+    return dimMismatch(op, "w", "K (from 'x')", k, w->getDimSize(1));
+
+  bool wantsScaleResidual = getEpilogue() == Epilogue::layerscale_residual;
+  if (wantsScaleResidual && !getScale())
+    return emitOpError("epilogue 'layerscale_residual' requires operand "
+                       "'scale' [N]");
+  if (wantsScaleResidual && !getResidual())
+    return emitOpError("epilogue 'layerscale_residual' requires operand "
+                       "'residual' [M, N]");
+  if (!wantsScaleResidual && (getScale() || getResidual()))
+    return emitOpError() << "operand '" << (getScale() ? "scale" : "residual")
+                         << "' is only allowed with epilogue "
+                            "'layerscale_residual', found epilogue '"
+                         << stringifyEpilogue(getEpilogue()) << "'";
+
+  if (getScale()) {
+    auto scale =
+        expectTensor(op, "scale", getScale().getType(), 1, bf16, "[N]");
+    if (failed(scale))
+      return failure();
+    if (!compatible(scale->getDimSize(0), n))
+      return dimMismatch(op, "scale", "length N (from 'w')", n,
+                         scale->getDimSize(0));
+  }
+  if (getResidual()) {
+    auto residual = expectTensor(op, "residual", getResidual().getType(), 2,
+                                 bf16, "[M, N]");
+    if (failed(residual))
+      return failure();
+    if (!compatible(residual->getDimSize(0), m) ||
+        !compatible(residual->getDimSize(1), n))
+      return emitOpError() << "operand 'residual' must have shape [M, N] = "
+                           << shapeText({m, n}) << ", found "
+                           << shapeText(residual->getShape());
+  }
+
+  auto result = dyn_cast<RankedTensorType>(getResult().getType());
+  if (!result || result.getRank() != 2 || result.getElementType() != bf16 ||
+      !compatible(result.getDimSize(0), m) ||
+      !compatible(result.getDimSize(1), n))
+    return emitOpError() << "result must be a rank-2 tensor [M, N] = "
+                         << shapeText({m, n}) << " of bf16, found "
+                         << getResult().getType();
+
+  if (getTile() && getVendorFallback())
+    return emitOpError("has both a 'tile' and 'vendor_fallback': a GEMM runs "
+                       "either a generated kernel or the vendor fallback");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// StreamingAttentionOp
+//===----------------------------------------------------------------------===//
+
+float StreamingAttentionOp::getSoftmaxScale() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  int64_t d = cast<RankedTensorType>(getQ().getType()).getDimSize(3);
+  return 1.0f / std::sqrt(static_cast<float>(d));
+}
+
+LogicalResult StreamingAttentionOp::verify() {
+  Operation *op = getOperation();
+  Type bf16 = BFloat16Type::get(getContext());
+  auto q = expectTensor(op, "q", getQ().getType(), 4, bf16, "[B, H, T, D]");
+  if (failed(q))
+    return failure();
+  auto k = expectTensor(op, "k", getK().getType(), 4, bf16, "[B, H, S, D]");
+  if (failed(k))
+    return failure();
+  auto v = expectTensor(op, "v", getV().getType(), 4, bf16, "[B, H, S, D]");
+  if (failed(v))
+    return failure();
+  auto mask = expectTensor(op, "mask", getMask().getType(), 4,
+                           IntegerType::get(getContext(), 1), "[B, 1, T, S]");
+  if (failed(mask))
+    return failure();
+
+  int64_t b = q->getDimSize(0), h = q->getDimSize(1), t = q->getDimSize(2),
+          d = q->getDimSize(3), s = k->getDimSize(2);
+  if (ShapedType::isDynamic(d) || d % 16 != 0 || d <= 0 || d > 256)
+    return emitOpError() << "head dim D of 'q' must be a static multiple of "
+                            "16 in [16, 256], found "
+                         << dimText(d);
+  for (auto [name, tensor] : {std::pair<StringRef, RankedTensorType>{"k", *k},
+                              {"v", *v}}) {
+    if (!compatible(tensor.getDimSize(0), b))
+      return dimMismatch(op, name, "batch B (from 'q')", b,
+                         tensor.getDimSize(0));
+    if (!compatible(tensor.getDimSize(1), h))
+      return dimMismatch(op, name, "heads H (from 'q')", h,
+                         tensor.getDimSize(1));
+    if (!compatible(tensor.getDimSize(3), d))
+      return dimMismatch(op, name, "head dim D (from 'q')", d,
+                         tensor.getDimSize(3));
+  }
+  if (!compatible(v->getDimSize(2), s))
+    return dimMismatch(op, "v", "keys S (from 'k')", s, v->getDimSize(2));
+  SmallVector<int64_t> expectedMask = {b, 1, t, s};
+  for (auto [expected, found] :
+       llvm::zip_equal(expectedMask, mask->getShape()))
+    if (!compatible(expected, found))
+      return emitOpError() << "operand 'mask' must have shape [B, 1, T, S] = "
+                           << shapeText(expectedMask) << ", found "
+                           << shapeText(mask->getShape());
+  if (getResult().getType() != getQ().getType())
+    return emitOpError() << "result must have the type of 'q' (the logical "
+                            "[B, H, T, D] tensor) "
+                         << getQ().getType() << ", found "
+                         << getResult().getType();
+  if (auto scale = getScaleAttr();
+      scale && !(scale.getValueAsDouble() > 0.0 &&
+                 std::isfinite(scale.getValueAsDouble())))
+    return emitOpError() << "scale must be a positive finite number, found "
+                         << scale.getValueAsDouble();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "moss/Dialect/Moss/IR/MossOps.cpp.inc"

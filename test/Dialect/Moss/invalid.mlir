@@ -1,0 +1,256 @@
+// RUN: moss-opt %s -split-input-file -verify-diagnostics
+// One case per verifier message of the moss dialect.
+
+func.func @f(%x: tensor<4x768xf32>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{operand 'x' must be a rank-2 tensor [M, K] of 'bf16', found 'tensor<4x768xf32>'}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<4x768xf32>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{operand 'x' must be a rank-2 tensor [M, K] of 'bf16', found 'tensor<768xbf16>'}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xf16>) {
+  // expected-error @+1 {{operand 'w' must be a rank-2 tensor [N, K] of 'bf16', found 'tensor<3072x768xf16>'}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x512xbf16>) {
+  // expected-error @+1 {{operand 'w' must have K (from 'x') = 768, found 512}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<4x768xbf16>, tensor<3072x512xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %r: tensor<4x3072xbf16>) {
+  // expected-error @+1 {{epilogue 'layerscale_residual' requires operand 'scale' [N]}}
+  %y = moss.linear %x, %w residual(%r : tensor<4x3072xbf16>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072xbf16>) {
+  // expected-error @+1 {{epilogue 'layerscale_residual' requires operand 'residual' [M, N]}}
+  %y = moss.linear %x, %w scale(%s : tensor<3072xbf16>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072xbf16>) {
+  // expected-error @+1 {{operand 'scale' is only allowed with epilogue 'layerscale_residual', found epilogue 'gelu'}}
+  %y = moss.linear %x, %w scale(%s : tensor<3072xbf16>) epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %r: tensor<4x3072xbf16>) {
+  // expected-error @+1 {{operand 'residual' is only allowed with epilogue 'layerscale_residual', found epilogue 'none'}}
+  %y = moss.linear %x, %w residual(%r : tensor<4x3072xbf16>) epilogue none : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072xf32>, %r: tensor<4x3072xbf16>) {
+  // expected-error @+1 {{operand 'scale' must be a rank-1 tensor [N] of 'bf16', found 'tensor<3072xf32>'}}
+  %y = moss.linear %x, %w scale(%s : tensor<3072xf32>) residual(%r : tensor<4x3072xbf16>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<1024xbf16>, %r: tensor<4x3072xbf16>) {
+  // expected-error @+1 {{operand 'scale' must have length N (from 'w') = 3072, found 1024}}
+  %y = moss.linear %x, %w scale(%s : tensor<1024xbf16>) residual(%r : tensor<4x3072xbf16>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072xbf16>, %r: tensor<3072xbf16>) {
+  // expected-error @+1 {{operand 'residual' must be a rank-2 tensor [M, N] of 'bf16', found 'tensor<3072xbf16>'}}
+  %y = moss.linear %x, %w scale(%s : tensor<3072xbf16>) residual(%r : tensor<3072xbf16>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072xbf16>, %r: tensor<8x3072xbf16>) {
+  // expected-error @+1 {{operand 'residual' must have shape [M, N] = [4, 3072], found [8, 3072]}}
+  %y = moss.linear %x, %w scale(%s : tensor<3072xbf16>) residual(%r : tensor<8x3072xbf16>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{result must be a rank-2 tensor [M, N] = [4, 3072] of bf16, found 'tensor<4x1024xbf16>'}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x1024xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{has both a 'tile' and 'vendor_fallback': a GEMM runs either a generated kernel or the vendor fallback}}
+  %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 1> vendor_fallback : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{tile bn must be a positive power of two, found 48}}
+  %y = moss.linear %x, %w epilogue gelu tile <16, 48, 64, 1> : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{tile bm must be a positive power of two, found 0}}
+  %y = moss.linear %x, %w epilogue gelu tile <0, 64, 64, 1> : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{tile bk must be a positive power of two, found 24}}
+  %y = moss.linear %x, %w epilogue gelu tile <16, 64, 24, 1> : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{tile split must be >= 1, found 0}}
+  %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 0> : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{operand 'q' must be a rank-4 tensor [B, H, T, D] of 'bf16', found 'tensor<1x12x8x64xf16>'}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{operand 'k' must be a rank-4 tensor [B, H, S, D] of 'bf16', found 'tensor<12x400x64xbf16>'}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xf32>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{operand 'v' must be a rank-4 tensor [B, H, S, D] of 'bf16', found 'tensor<1x12x400x64xf32>'}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xf32>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi8>) {
+  // expected-error @+1 {{operand 'mask' must be a rank-4 tensor [B, 1, T, S] of 'i1', found 'tensor<1x1x8x400xi8>'}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi8> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x40xbf16>, %k: tensor<1x12x400x40xbf16>, %v: tensor<1x12x400x40xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{head dim D of 'q' must be a static multiple of 16 in [16, 256], found 40}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x40xbf16>, tensor<1x12x400x40xbf16>, tensor<1x12x400x40xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x40xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x512xbf16>, %k: tensor<1x12x400x512xbf16>, %v: tensor<1x12x400x512xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{head dim D of 'q' must be a static multiple of 16 in [16, 256], found 512}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x512xbf16>, tensor<1x12x400x512xbf16>, tensor<1x12x400x512xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x512xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<2x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{operand 'k' must have batch B (from 'q') = 1, found 2}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<2x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x20x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{operand 'k' must have heads H (from 'q') = 12, found 20}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x20x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x128xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{operand 'v' must have head dim D (from 'q') = 64, found 128}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x128xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{operand 'v' must have keys S (from 'k') = 400, found 250}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x250xi1>) {
+  // expected-error @+1 {{operand 'mask' must have shape [B, 1, T, S] = [1, 1, 8, 400], found [1, 1, 8, 250]}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x250xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x12x8x400xi1>) {
+  // expected-error @+1 {{operand 'mask' must have shape [B, 1, T, S] = [1, 1, 8, 400], found [1, 12, 8, 400]}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{result must have the type of 'q' (the logical [B, H, T, D] tensor) 'tensor<1x12x8x64xbf16>', found 'tensor<1x8x12x64xbf16>'}}
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x8x12x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi1>) {
+  // expected-error @+1 {{scale must be a positive finite number, found -1.000000e+00}}
+  %o = moss.streaming_attention %q, %k, %v, %m scale(-1.0) : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
+  return
+}

@@ -1,0 +1,61 @@
+// RUN: moss-opt %s | moss-opt | FileCheck %s
+// RUN: moss-opt %s --mlir-print-op-generic | moss-opt | FileCheck %s
+// Round trip of every moss op and attribute, in pretty and generic form.
+
+// CHECK-LABEL: func.func @linear_gelu
+// CHECK-SAME: (%[[X:.*]]: tensor<?x768xbf16>, %[[W:.*]]: tensor<3072x768xbf16>)
+// CHECK: %[[Y:.*]] = moss.linear %[[X]], %[[W]] epilogue gelu : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+// CHECK: return %[[Y]]
+func.func @linear_gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
+  %y = moss.linear %x, %w epilogue gelu : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+  return %y : tensor<?x3072xbf16>
+}
+
+// CHECK-LABEL: func.func @linear_none_tiled
+// CHECK: moss.linear %{{.*}}, %{{.*}} epilogue none tile <16, 64, 64, 2> : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x3072xbf16>
+func.func @linear_none_tiled(%x: tensor<16x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<16x3072xbf16> {
+  %y = moss.linear %x, %w epilogue none tile <16, 64, 64, 2> : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x3072xbf16>
+  return %y : tensor<16x3072xbf16>
+}
+
+// CHECK-LABEL: func.func @linear_layerscale_residual
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3072xbf16>, %[[W:.*]]: tensor<768x3072xbf16>, %[[S:.*]]: tensor<768xbf16>, %[[R:.*]]: tensor<?x768xbf16>)
+// CHECK: moss.linear %[[X]], %[[W]] scale(%[[S]] : tensor<768xbf16>) residual(%[[R]] : tensor<?x768xbf16>) epilogue layerscale_residual vendor_fallback : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
+func.func @linear_layerscale_residual(%x: tensor<?x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<?x768xbf16>) -> tensor<?x768xbf16> {
+  %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<?x768xbf16>) epilogue layerscale_residual vendor_fallback : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
+  return %y : tensor<?x768xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_default
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x12x?x64xbf16>, %[[K:.*]]: tensor<?x12x400x64xbf16>, %[[V:.*]]: tensor<?x12x400x64xbf16>, %[[M:.*]]: tensor<?x1x?x400xi1>)
+// CHECK: %[[O:.*]] = moss.streaming_attention %[[Q]], %[[K]], %[[V]], %[[M]] : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x1x?x400xi1> -> tensor<?x12x?x64xbf16>
+// CHECK: return %[[O]]
+func.func @attention_default(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %m: tensor<?x1x?x400xi1>) -> tensor<?x12x?x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x1x?x400xi1> -> tensor<?x12x?x64xbf16>
+  return %o : tensor<?x12x?x64xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_all_attributes
+// CHECK: moss.streaming_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} layout bhtd skip_empty_tiles scale(1.250000e-01) : tensor<2x20x8x64xbf16>, tensor<2x20x125x64xbf16>, tensor<2x20x125x64xbf16>, tensor<2x1x8x125xi1> -> tensor<2x20x8x64xbf16>
+func.func @attention_all_attributes(%q: tensor<2x20x8x64xbf16>, %k: tensor<2x20x125x64xbf16>, %v: tensor<2x20x125x64xbf16>, %m: tensor<2x1x8x125xi1>) -> tensor<2x20x8x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m layout bhtd skip_empty_tiles scale(0.125) : tensor<2x20x8x64xbf16>, tensor<2x20x125x64xbf16>, tensor<2x20x125x64xbf16>, tensor<2x1x8x125xi1> -> tensor<2x20x8x64xbf16>
+  return %o : tensor<2x20x8x64xbf16>
+}
+
+// An explicit default layout is elided when printed.
+// CHECK-LABEL: func.func @attention_explicit_bthd
+// CHECK: moss.streaming_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor
+// CHECK-NOT: layout
+func.func @attention_explicit_bthd(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x1x250xi1>) -> tensor<1x12x1x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m layout bthd : tensor<1x12x1x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x1x250xi1> -> tensor<1x12x1x64xbf16>
+  return %o : tensor<1x12x1x64xbf16>
+}
+
+// The attributes also round-trip on their own.
+// CHECK-LABEL: func.func @attributes
+// CHECK-SAME: attrs.epilogue = #moss<epilogue layerscale_residual>
+// CHECK-SAME: attrs.layout = #moss<layout bhtd>
+// CHECK-SAME: attrs.tile = #moss.tile<1, 16, 32, 4>
+func.func @attributes() attributes {attrs.tile = #moss.tile<1, 16, 32, 4>, attrs.epilogue = #moss<epilogue layerscale_residual>, attrs.layout = #moss<layout bhtd>} {
+  return
+}

@@ -1,0 +1,81 @@
+//===- KernelModules.cpp - MLIR side of the AOT build ---------------------===//
+#include "KernelModules.h"
+
+#include "moss/Conversion/MossToGPU/MossToGPU.h"
+#include "moss/Dialect/Moss/IR/MossOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+OwningOpRef<ModuleOp>
+moss::aot::buildLinearEntryModule(MLIRContext &ctx, int64_t n, int64_t k,
+                                  int mode, const config::GemmTile &tile) {
+  ctx.loadDialect<MossDialect, func::FuncDialect>();
+  OpBuilder b(&ctx);
+  Location loc = UnknownLoc::get(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  Type bf16 = b.getBF16Type();
+  int64_t dyn = ShapedType::kDynamic;
+  auto x = RankedTensorType::get({dyn, k}, bf16);
+  auto w = RankedTensorType::get({n, k}, bf16);
+  auto y = RankedTensorType::get({dyn, n}, bf16);
+  auto epilogue = static_cast<Epilogue>(mode);
+  SmallVector<Type> inputs = {x, w};
+  if (epilogue == Epilogue::layerscale_residual) {
+    inputs.push_back(RankedTensorType::get({n}, bf16));
+    inputs.push_back(y);
+  }
+  auto fn = func::FuncOp::create(b, loc, "entry",
+                                 b.getFunctionType(inputs, {y}));
+  Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  Value scale, residual;
+  if (epilogue == Epilogue::layerscale_residual) {
+    scale = body->getArgument(2);
+    residual = body->getArgument(3);
+  }
+  auto linear = LinearOp::create(
+      b, loc, y, body->getArgument(0), body->getArgument(1), scale, residual,
+      EpilogueAttr::get(&ctx, epilogue),
+      TileAttr::get(&ctx, tile.bm, tile.bn, tile.bk, tile.split),
+      /*vendor_fallback=*/nullptr);
+  func::ReturnOp::create(b, loc, linear.getResult());
+  return module;
+}
+
+bool moss::aot::compileToPtx(ModuleOp module,
+                             const MossToCubinOptions &options,
+                             std::string &ptx, std::string &err) {
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
+    diagStream << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  if (failed(verify(module))) {
+    err = "the generated entry module does not verify:\n" + diagnostics;
+    return false;
+  }
+  PassManager pm(module.getContext());
+  buildMossToCubinPipeline(pm, options);
+  if (failed(pm.run(module))) {
+    err = "moss-to-cubin failed:\n" + diagnostics;
+    return false;
+  }
+  auto binary = module.lookupSymbol<gpu::BinaryOp>(kKernelModuleName);
+  if (!binary || binary.getObjects().size() != 1) {
+    err = "moss-to-cubin produced no single gpu.binary @" +
+          kKernelModuleName.str();
+    return false;
+  }
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  ptx = object.getObject().getValue().str();
+  return true;
+}

@@ -1,0 +1,26 @@
+//===- KernelModules.h - MLIR side of the AOT build -------------*- C++ -*-===//
+#ifndef MOSS_TOOLS_MOSSAOT_KERNELMODULES_H
+#define MOSS_TOOLS_MOSSAOT_KERNELMODULES_H
+
+#include "moss/Config/GemmLaunch.h"
+#include "moss/Pipeline/MossToCubin.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+
+namespace moss::aot {
+/// A module whose one function applies a tiled `moss.linear` (dynamic M) to
+/// its arguments: the input of the pipeline for one GEMM kernel.
+mlir::OwningOpRef<mlir::ModuleOp>
+buildLinearEntryModule(mlir::MLIRContext &ctx, int64_t n, int64_t k, int mode,
+                       const config::GemmTile &tile);
+
+/// Runs moss-to-cubin with format=isa on `module` and returns the PTX of the
+/// generated kernel module. Diagnostics go to `err`.
+bool compileToPtx(mlir::ModuleOp module, const MossToCubinOptions &options,
+                  std::string &ptx, std::string &err);
+} // namespace moss::aot
+
+#endif // MOSS_TOOLS_MOSSAOT_KERNELMODULES_H
