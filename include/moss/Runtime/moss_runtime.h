@@ -19,6 +19,9 @@
  *     loads the modules and reserves workspace; it must not be made while
  *     the stream is being captured (it then fails with
  *     MOSS_ERROR_UNSUPPORTED and says so).
+ * A fallback shape's first call makes its cuBLASLt plan on the host, which
+ * is fine inside a capture; cuBLASLt may still load its own kernels on first
+ * use, so a capture-critical shape can be warmed up with one eager call.
  *
  * Workspace (cuBLASLt workspace and split-K partial sums, the latter sized
  * for the largest M of each whitelist key) is reserved per context at setup,
@@ -26,7 +29,9 @@
  * default 4, 1..64). A stream gets a slot of its own the first time it is
  * used; calls on streams that came after all slots were taken run without
  * workspace (cuBLASLt without workspace; split-K kernels fall back), which is
- * slower but never races. A CUDA graph captured on stream S uses S's slot:
+ * slower but never races. Bindings last as long as the runtime, so reuse a
+ * few streams rather than creating one per call. A CUDA graph captured on
+ * stream S uses S's slot:
  * do not replay it concurrently with other work that uses S's slot (calls on
  * S, or replays of other graphs captured on S).
  *
@@ -88,7 +93,8 @@ typedef enum { MOSS_LAYOUT_BTHD = 0, MOSS_LAYOUT_BHTD = 1 } moss_layout_t;
  * whitelist_path: the whitelist the kernels must have been built from;
  *   NULL = $MOSS_CODEC_GEMM_CONFIG; neither = no generated GEMMs (every GEMM
  *   takes the cuBLASLt fallback; attention kernels still load when
- *   kernels_dir is given). "" counts as not given.
+ *   kernels_dir is given). "" counts as not given. Without kernels_dir the
+ *   whitelist is not read.
  * A manifest whose cache_key does not match the whitelist's bytes (with this
  * runtime's MOSS_VERSION and the manifest's chip and pipeline) ->
  * MOSS_ERROR_CACHE_KEY_MISMATCH, naming both keys and the whitelist path.
@@ -111,8 +117,9 @@ MOSS_RUNTIME_API void moss_runtime_destroy(moss_runtime_t rt);
 MOSS_RUNTIME_API const char *moss_runtime_last_error(moss_runtime_t rt);
 
 /* 1 when moss_ffn_gemm with this shape and epilogue runs a generated kernel
- * (given 16-byte aligned pointers), 0 when it takes the fallback or the
- * arguments are invalid. */
+ * (given 16-byte aligned pointers and, for split-K kernels, a stream with a
+ * workspace slot), 0 when it takes the fallback or the arguments are
+ * invalid. */
 MOSS_RUNTIME_API int moss_gemm_is_selected(moss_runtime_t rt, int64_t m,
                                            int64_t n, int64_t k,
                                            moss_epilogue_t ep);

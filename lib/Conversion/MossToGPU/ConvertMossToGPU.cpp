@@ -18,6 +18,14 @@ struct ConvertMossToGPUPass
     : moss::impl::MossConvertToGPUBase<ConvertMossToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Report every op that cannot be lowered, each with its reason, before
+    // rewriting anything.
+    bool lowerable = true;
+    module.walk([&](LinearOp op) {
+      lowerable &= succeeded(checkLinearLowerable(op));
+    });
+    if (!lowerable)
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateLinearToGPUPatterns(patterns);
 

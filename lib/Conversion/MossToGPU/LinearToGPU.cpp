@@ -64,17 +64,12 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
     Location loc = op.getLoc();
     auto wType = cast<RankedTensorType>(op.getW().getType());
     int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-    if (ShapedType::isDynamic(n) || ShapedType::isDynamic(k))
-      return op.emitOpError("a generated kernel needs static N and K, found ")
-             << wType;
-
     config::GemmTile gemmTile{tile.getBm(), tile.getBn(), tile.getBk(),
                               tile.getSplit()};
     config::GemmLaunch launch;
     std::string err;
     if (!config::deriveGemmLaunch(n, k, gemmTile, launch, err))
-      return op.emitOpError() << "tile " << tile << " cannot serve N = " << n
-                              << ", K = " << k << ": " << err;
+      return failure(); // checkLinearLowerable reported it.
 
     auto top = op->getParentOfType<ModuleOp>();
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(rw, top);
@@ -159,8 +154,7 @@ struct LinearToVendorCall : OpConversionPattern<LinearOp> {
     if (op.getTileAttr())
       return failure();
     if (!op.getVendorFallback())
-      return op.emitOpError("has neither a 'tile' nor 'vendor_fallback': run "
-                            "moss-select-tiles first");
+      return failure(); // checkLinearLowerable reported it.
     Location loc = op.getLoc();
     auto dynamic2d = [&](Type elem) {
       return MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
@@ -210,6 +204,29 @@ struct LinearToVendorCall : OpConversionPattern<LinearOp> {
   }
 };
 } // namespace
+
+LogicalResult moss::checkLinearLowerable(LinearOp op) {
+  TileAttr tile = op.getTileAttr();
+  if (!tile) {
+    if (op.getVendorFallback())
+      return success();
+    return op.emitOpError("has neither a 'tile' nor 'vendor_fallback': run "
+                          "moss-select-tiles first");
+  }
+  auto wType = cast<RankedTensorType>(op.getW().getType());
+  int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
+  if (ShapedType::isDynamic(n) || ShapedType::isDynamic(k))
+    return op.emitOpError("a generated kernel needs static N and K, found ")
+           << wType;
+  config::GemmLaunch launch;
+  std::string err;
+  if (!config::deriveGemmLaunch(
+          n, k, {tile.getBm(), tile.getBn(), tile.getBk(), tile.getSplit()},
+          launch, err))
+    return op.emitOpError() << "tile " << tile << " cannot serve N = " << n
+                            << ", K = " << k << ": " << err;
+  return success();
+}
 
 void moss::populateLinearToGPUPatterns(RewritePatternSet &patterns) {
   patterns.add<LinearToGPU, LinearToVendorCall>(patterns.getContext());

@@ -11,6 +11,13 @@ inline constexpr llvm::StringLiteral kKernelModuleName = "moss_kernels";
 /// Runtime entry point that serves `vendor_fallback` GEMMs.
 inline constexpr llvm::StringLiteral kVendorLinearFn = "moss_vendor_linear";
 
+class LinearOp;
+
+/// Emits an error and fails when `op` cannot be lowered: neither a tile nor
+/// vendor_fallback, dynamic N or K with a tile, or a tile that cannot serve
+/// N and K. Run before the patterns, which assume it holds.
+mlir::LogicalResult checkLinearLowerable(LinearOp op);
+
 /// Patterns lowering tiled / fallback-marked `moss.linear` ops.
 void populateLinearToGPUPatterns(mlir::RewritePatternSet &patterns);
 } // namespace moss

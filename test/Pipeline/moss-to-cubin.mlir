@@ -1,0 +1,27 @@
+// REQUIRES: ptxas
+// RUN: moss-opt %s --pass-pipeline="builtin.module(moss-select-tiles{whitelist=%S/Inputs/whitelist.json},moss-to-cubin{format=isa})" | FileCheck %s
+// RUN: moss-opt %s --pass-pipeline="builtin.module(moss-select-tiles{whitelist=%S/Inputs/whitelist.json},moss-to-cubin{format=bin})" | FileCheck %s --check-prefix=BIN
+
+// The whole pipeline: tile selection, the generated kernels, NVVM, PTX for
+// sm_90a on BF16 tensor cores with erf inlined from libdevice.
+// CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80", link = ["{{.*}}libdevice.10.bc"]>
+// CHECK-SAME: .target sm_90a
+// CHECK-SAME: .visible .entry linear_n3072_k768_gelu_bm16_bn64_bk64_s1(
+// CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-SAME: .visible .entry linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2(
+// CHECK-SAME: .visible .entry linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2_reduce(
+// CHECK-NOT: __nv_erff
+// CHECK-NOT: .local
+// CHECK-LABEL: func.func @decoder_ffn
+// CHECK: gpu.launch_func @moss_kernels::@linear_n3072_k768_gelu_bm16_bn64_bk64_s1
+// CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2
+// CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2_reduce
+// CHECK-NOT: moss.
+
+// format=bin: ptxas makes the cubin inside the pipeline.
+// BIN: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<{{.*}}chip = "sm_90a"{{.*}}>, properties = {{.*}}bin = "\7FELF
+func.func @decoder_ffn(%x: tensor<16x768xbf16>, %w1: tensor<3072x768xbf16>, %w2: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<16x768xbf16>) -> tensor<16x768xbf16> {
+  %h = moss.linear %x, %w1 epilogue gelu : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x3072xbf16>
+  %y = moss.linear %h, %w2 scale(%s : tensor<768xbf16>) residual(%r : tensor<16x768xbf16>) epilogue layerscale_residual : tensor<16x3072xbf16>, tensor<768x3072xbf16> -> tensor<16x768xbf16>
+  return %y : tensor<16x768xbf16>
+}
