@@ -355,3 +355,13 @@ TEST(WhitelistTest, GemmModeNames) {
 }
 
 } // namespace
+
+TEST(WhitelistTest, KernelNameNamesShapeModeAndTile) {
+  EXPECT_EQ(gemmKernelName(3072, 768, kGemmModeGelu, GemmTile{16, 64, 64, 1}),
+            "linear_n3072_k768_gelu_bm16_bn64_bk64_s1");
+  EXPECT_EQ(gemmKernelName(768, 3072, kGemmModeLayerScaleResidual,
+                           GemmTile{8, 32, 128, 2}),
+            "linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2");
+  EXPECT_NE(gemmKernelName(768, 3072, kGemmModeNone, GemmTile{8, 32, 128, 2}),
+            gemmKernelName(768, 3072, kGemmModeNone, GemmTile{8, 32, 128, 4}));
+}
