@@ -1,0 +1,171 @@
+//===- BenchSupport.cpp - Data, reference and timing for moss-bench -------===//
+
+#include "BenchSupport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+namespace moss::bench {
+
+uint16_t toBf16(double value) {
+  float f = static_cast<float>(value);
+  if (std::isnan(f))
+    return 0x7FC0;
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+double fromBf16(uint16_t bits) {
+  uint32_t word = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &word, 4);
+  return f;
+}
+
+std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
+                                 std::mt19937_64 &rng) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<uint16_t> out(count);
+  for (uint16_t &v : out)
+    v = toBf16(dist(rng));
+  return out;
+}
+
+std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
+                                    const std::vector<uint16_t> &w,
+                                    const std::vector<uint16_t> &scale,
+                                    const std::vector<uint16_t> &residual,
+                                    int64_t m, int64_t n, int64_t k, int mode) {
+  std::vector<double> xd(x.size()), wd(w.size()), out(m * n);
+  for (size_t i = 0; i < x.size(); ++i)
+    xd[i] = fromBf16(x[i]);
+  for (size_t i = 0; i < w.size(); ++i)
+    wd[i] = fromBf16(w[i]);
+  auto round = [](double v) { return fromBf16(toBf16(v)); };
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int64_t col = t; col < n; col += threads) {
+        for (int64_t row = 0; row < m; ++row) {
+          double s0 = 0, s1 = 0;
+          int64_t i = 0;
+          for (; i + 2 <= k; i += 2) {
+            s0 += xd[row * k + i] * wd[col * k + i];
+            s1 += xd[row * k + i + 1] * wd[col * k + i + 1];
+          }
+          for (; i < k; ++i)
+            s0 += xd[row * k + i] * wd[col * k + i];
+          double v = round(s0 + s1);
+          if (mode == 1)
+            v = round(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+          else if (mode == 2)
+            v = round(round(v * fromBf16(scale[col])) +
+                      fromBf16(residual[row * n + col]));
+          out[row * n + col] = v;
+        }
+      }
+    });
+  }
+  for (std::thread &t : pool)
+    t.join();
+  return out;
+}
+
+double relativeL2(const std::vector<uint16_t> &got,
+                  const std::vector<double> &ref) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double g = fromBf16(got[i]);
+    if (!std::isfinite(g))
+      return INFINITY;
+    diff += (g - ref[i]) * (g - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) {
+  if (cudaMalloc(&pointer, std::max<size_t>(bytes, 16)) != cudaSuccess)
+    pointer = nullptr;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (pointer)
+    cudaFree(pointer);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
+    : pointer(other.pointer) {
+  other.pointer = nullptr;
+}
+
+double timePerCallUs(cudaStream_t stream, const TimingProtocol &protocol,
+                     int graphs, const EnqueueFn &enqueue, std::string &err) {
+  for (int i = 0; i < protocol.warmups; ++i)
+    if (!enqueue(0, i % protocol.callsPerGraph, stream))
+      return -1;
+  std::vector<cudaGraphExec_t> execs;
+  auto cleanup = [&] {
+    for (cudaGraphExec_t exec : execs)
+      cudaGraphExecDestroy(exec);
+  };
+  for (int g = 0; g < graphs; ++g) {
+    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) !=
+        cudaSuccess) {
+      err = "cudaStreamBeginCapture failed";
+      cleanup();
+      return -1;
+    }
+    bool ok = true;
+    for (int c = 0; c < protocol.callsPerGraph && ok; ++c)
+      ok = enqueue(g, c, stream);
+    cudaGraph_t graph = nullptr;
+    cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    cudaGraphExec_t exec = nullptr;
+    if (ok && ended == cudaSuccess)
+      ended = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph)
+      cudaGraphDestroy(graph);
+    if (!ok || ended != cudaSuccess) {
+      if (err.empty())
+        err = std::string("capturing a graph: ") + cudaGetErrorName(ended);
+      cleanup();
+      return -1;
+    }
+    execs.push_back(exec);
+    cudaGraphLaunch(exec, stream); // Uploads the graph; not timed.
+  }
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<double> samples;
+  for (int s = 0; s < protocol.samples; ++s) {
+    cudaEventRecord(start, stream);
+    for (int r = 0; r < protocol.replays; ++r)
+      cudaGraphLaunch(execs[r % execs.size()], stream);
+    cudaEventRecord(stop, stream);
+    cudaError_t synced = cudaEventSynchronize(stop);
+    if (synced != cudaSuccess) {
+      err = std::string("timing: ") + cudaGetErrorName(synced);
+      break;
+    }
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    samples.push_back(1000.0 * ms /
+                      (protocol.replays * protocol.callsPerGraph));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cleanup();
+  if (samples.size() != static_cast<size_t>(protocol.samples))
+    return -1;
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+} // namespace moss::bench

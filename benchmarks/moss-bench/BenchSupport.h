@@ -1,0 +1,69 @@
+//===- BenchSupport.h - Data, reference and timing for moss-bench -*- C++
+//-*-===//
+
+#ifndef MOSS_BENCH_BENCHSUPPORT_H
+#define MOSS_BENCH_BENCHSUPPORT_H
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace moss::bench {
+
+//===--- bf16 data and the FP64 reference --------------------------------===//
+
+uint16_t toBf16(double value);
+double fromBf16(uint16_t bits);
+std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
+                                 std::mt19937_64 &rng);
+/// FP64 x . w^T, then the rounding contract of `mode`.
+std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
+                                    const std::vector<uint16_t> &w,
+                                    const std::vector<uint16_t> &scale,
+                                    const std::vector<uint16_t> &residual,
+                                    int64_t m, int64_t n, int64_t k, int mode);
+/// ||got - ref|| / ||ref||; +inf when got holds NaN/Inf (unwritten output).
+double relativeL2(const std::vector<uint16_t> &got,
+                  const std::vector<double> &ref);
+
+/// cudaMalloc'd bytes, freed on destruction.
+class DeviceBuffer {
+public:
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer &&other) noexcept;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  void *get() const { return pointer; }
+  bool ok() const { return pointer != nullptr; }
+
+private:
+  void *pointer = nullptr;
+};
+
+//===--- Timing ---------------------------------------------------------===//
+
+struct TimingProtocol {
+  int warmups = 3;       ///< Eager calls before capturing.
+  int callsPerGraph = 8; ///< Calls captured into one CUDA graph.
+  int replays = 20;      ///< Graph launches per sample.
+  int samples = 5;       ///< The median of these is reported.
+};
+
+/// Enqueues call `call` of graph `graph` on `stream`; false on failure (the
+/// callback keeps the message).
+using EnqueueFn = std::function<bool(int graph, int call, cudaStream_t stream)>;
+
+/// Captures `graphs` graphs of protocol.callsPerGraph calls each, replays
+/// them round-robin and returns the median over samples of microseconds per
+/// call; negative with `err` set on failure.
+double timePerCallUs(cudaStream_t stream, const TimingProtocol &protocol,
+                     int graphs, const EnqueueFn &enqueue, std::string &err);
+
+} // namespace moss::bench
+
+#endif // MOSS_BENCH_BENCHSUPPORT_H

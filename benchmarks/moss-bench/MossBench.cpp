@@ -1,0 +1,449 @@
+//===- MossBench.cpp - moss-bench: generated GEMMs vs fallback vs cuBLASLt ===//
+//
+// For every whitelist key and a list of fallback shapes, times through the C
+// API the generated kernel (when selected), the cuBLASLt + exact-epilogue
+// fallback, and plain cuBLASLt as an anchor, with hot weights (one copy) and
+// cold weights (>= 24 rotated copies, more than twice the L2). Protocol: 3
+// warm-ups, 8 calls per CUDA graph, 20 replays per sample, median of 5
+// samples, microseconds per call. Each variant's output is checked against
+// the FP64 reference (relative L2). Prints a table; --json writes the
+// results atomically.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BenchSupport.h"
+#include "CublasAnchor.h"
+
+#include "moss/Config/FileUtil.h"
+#include "moss/Config/Whitelist.h"
+#include "moss/Runtime/moss_runtime.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using namespace moss::bench;
+
+namespace {
+
+constexpr double kTolerance = 0.004;
+constexpr int kMinColdCopies = 24;
+
+struct Options {
+  std::string kernelsDir, whitelist, jsonPath, commit;
+  std::vector<int64_t> mList = {1, 2, 4, 8, 15, 16, 30, 32, 64};
+  TimingProtocol protocol;
+  bool cold = true;
+};
+
+struct Case {
+  int64_t m, n, k;
+  int mode;
+};
+
+/// One variant's timing and check; us < 0 when it did not run.
+struct Measurement {
+  double hotUs = -1, coldUs = -1, relL2 = -1;
+  std::string error;
+};
+
+struct Result {
+  Case c;
+  bool selected = false;
+  Measurement generated, fallback, anchor;
+};
+
+void usage() {
+  std::printf(
+      "usage: moss-bench [--kernels-dir DIR] [--whitelist PATH] [--json PATH]\n"
+      "                  [--commit SHA] [--m-list 1,2,4] [--samples N]\n"
+      "                  [--replays N] [--no-cold]\n"
+      "  --kernels-dir  kernels_generated/ with manifest.json (default\n"
+      "                 $MOSS_KERNELS_DIR, else ./kernels_generated)\n"
+      "  --whitelist    whitelist the kernels were built from (default\n"
+      "                 $MOSS_CODEC_GEMM_CONFIG, else "
+      "configs/h200-example.json)\n"
+      "  --commit       recorded in the JSON (default $MOSS_COMMIT)\n"
+      "  --m-list       M values of the fallback shapes (decoder "
+      "(N,K,mode))\n");
+}
+
+bool parseList(const std::string &text, std::vector<int64_t> &out) {
+  out.clear();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char *end = nullptr;
+    long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end || v < 1 || v > (1 << 20))
+      return false;
+    out.push_back(v);
+  }
+  return !out.empty();
+}
+
+bool parseArgs(int argc, char **argv, Options &o) {
+  const char *env = std::getenv("MOSS_KERNELS_DIR");
+  o.kernelsDir = env ? env : "kernels_generated";
+  env = std::getenv("MOSS_CODEC_GEMM_CONFIG");
+  o.whitelist = env ? env : MOSS_BENCH_DEFAULT_WHITELIST;
+  env = std::getenv("MOSS_COMMIT");
+  o.commit = env ? env : "unknown";
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    auto intValue = [&](int &out) {
+      std::string text;
+      if (!value(text))
+        return false;
+      out = std::atoi(text.c_str());
+      return out >= 1;
+    };
+    std::string text;
+    bool ok = true;
+    if (arg == "--kernels-dir")
+      ok = value(o.kernelsDir);
+    else if (arg == "--whitelist")
+      ok = value(o.whitelist);
+    else if (arg == "--json")
+      ok = value(o.jsonPath);
+    else if (arg == "--commit")
+      ok = value(o.commit);
+    else if (arg == "--m-list")
+      ok = value(text) && parseList(text, o.mList);
+    else if (arg == "--samples")
+      ok = intValue(o.protocol.samples);
+    else if (arg == "--replays")
+      ok = intValue(o.protocol.replays);
+    else if (arg == "--no-cold")
+      o.cold = false;
+    else if (arg == "-h" || arg == "--help") {
+      usage();
+      std::exit(0);
+    } else
+      ok = false;
+    if (!ok) {
+      std::fprintf(stderr, "moss-bench: bad argument %s\n", arg.c_str());
+      usage();
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Device copies of one case's data: `copies` identical weight copies.
+struct CaseData {
+  Case c;
+  int copies;
+  size_t weightStride; ///< Bytes between copies (256-byte aligned).
+  std::vector<uint16_t> x, w, scale, res;
+  DeviceBuffer dx, dw, dscale, dres, dout;
+  std::vector<double> ref, refPlain;
+
+  CaseData(const Case &c, int copies, std::mt19937_64 &rng)
+      : c(c), copies(copies), weightStride((c.n * c.k * 2 + 255) / 256 * 256),
+        dx(c.m * c.k * 2), dw(weightStride * copies), dscale(c.n * 2),
+        dres(c.m * c.n * 2), dout(c.m * c.n * 2) {
+    double range = 2.0 / std::sqrt(static_cast<double>(c.k));
+    x = randomBf16(c.m * c.k, -1, 1, rng);
+    w = randomBf16(c.n * c.k, -range, range, rng);
+    scale = randomBf16(c.n, -0.5, 0.5, rng);
+    res = randomBf16(c.m * c.n, -2, 2, rng);
+  }
+
+  bool upload() {
+    if (!dx.ok() || !dw.ok() || !dscale.ok() || !dres.ok() || !dout.ok())
+      return false;
+    cudaMemcpy(dx.get(), x.data(), x.size() * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(dscale.get(), scale.data(), scale.size() * 2,
+               cudaMemcpyHostToDevice);
+    cudaMemcpy(dres.get(), res.data(), res.size() * 2, cudaMemcpyHostToDevice);
+    for (int i = 0; i < copies; ++i)
+      cudaMemcpy(weight(i), w.data(), w.size() * 2, cudaMemcpyHostToDevice);
+    ref = referenceOutput(x, w, scale, res, c.m, c.n, c.k, c.mode);
+    refPlain =
+        c.mode == 0 ? ref : referenceOutput(x, w, scale, res, c.m, c.n, c.k, 0);
+    return cudaDeviceSynchronize() == cudaSuccess;
+  }
+
+  void *weight(int copy) const {
+    return static_cast<char *>(dw.get()) + weightStride * copy;
+  }
+
+  std::vector<uint16_t> output() const {
+    std::vector<uint16_t> out(c.m * c.n);
+    cudaMemcpy(out.data(), dout.get(), out.size() * 2, cudaMemcpyDeviceToHost);
+    return out;
+  }
+
+  void poisonOutput() {
+    std::vector<uint16_t> nan(c.m * c.n, 0x7FC0);
+    cudaMemcpy(dout.get(), nan.data(), nan.size() * 2, cudaMemcpyHostToDevice);
+  }
+};
+
+/// Checks then times one variant; `call` enqueues it with weight copy i.
+/// One stream for the whole run: the runtime binds a workspace slot to each
+/// stream it sees, so a stream per measurement would use them all up.
+Measurement measure(
+    CaseData &data, const Options &o, bool plainReference, cudaStream_t stream,
+    const std::function<bool(int copy, cudaStream_t, std::string &)> &call) {
+  Measurement m;
+  data.poisonOutput();
+  if (!call(0, stream, m.error))
+    return m;
+  cudaStreamSynchronize(stream);
+  m.relL2 =
+      relativeL2(data.output(), plainReference ? data.refPlain : data.ref);
+  int perGraph = o.protocol.callsPerGraph;
+  auto enqueue = [&](int graph, int index, cudaStream_t s, int copies) {
+    return call((graph * perGraph + index) % copies, s, m.error);
+  };
+  std::string err;
+  m.hotUs = timePerCallUs(
+      stream, o.protocol, 1,
+      [&](int g, int i, cudaStream_t s) { return enqueue(g, i, s, 1); }, err);
+  if (o.cold) {
+    int graphs = (data.copies + perGraph - 1) / perGraph;
+    m.coldUs = timePerCallUs(
+        stream, o.protocol, graphs,
+        [&](int g, int i, cudaStream_t s) {
+          return enqueue(g, i, s, data.copies);
+        },
+        err);
+  }
+  if (m.error.empty())
+    m.error = err;
+  return m;
+}
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += ch;
+    else if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
+      out += buf;
+    } else
+      out += ch;
+  }
+  return out + "\"";
+}
+
+std::string jsonNumber(double v) {
+  if (v < 0 || !std::isfinite(v))
+    return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
+std::string jsonMeasurement(const Measurement &m) {
+  return "{\"hot_us\": " + jsonNumber(m.hotUs) +
+         ", \"cold_us\": " + jsonNumber(m.coldUs) +
+         ", \"rel_l2\": " + jsonNumber(m.relL2) +
+         ", \"error\": " + (m.error.empty() ? "null" : jsonString(m.error)) +
+         "}";
+}
+
+std::string cell(double us) {
+  char buf[16];
+  if (us < 0)
+    return "-";
+  std::snprintf(buf, sizeof(buf), "%.2f", us);
+  return buf;
+}
+
+std::string errCell(double rel) {
+  char buf[16];
+  if (rel < 0)
+    return "-";
+  std::snprintf(buf, sizeof(buf), "%.1e%s", rel, rel < kTolerance ? "" : "!");
+  return buf;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (!parseArgs(argc, argv, o))
+    return 2;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    std::fprintf(stderr, "moss-bench: no CUDA device\n");
+    return 1;
+  }
+
+  // The generated runtime needs kernels and the whitelist they came from.
+  moss_runtime_t generated = nullptr, fallback = nullptr;
+  std::string generatedNote;
+  moss::config::Whitelist whitelist;
+  std::string err;
+  bool haveWhitelist =
+      moss::config::Whitelist::load(o.whitelist, whitelist, err);
+  if (!std::filesystem::exists(o.kernelsDir + "/manifest.json"))
+    generatedNote = "no manifest.json in " + o.kernelsDir;
+  else if (!haveWhitelist)
+    generatedNote = err;
+  else if (moss_runtime_create(o.kernelsDir.c_str(), o.whitelist.c_str(),
+                               &generated) != MOSS_OK)
+    generatedNote = moss_runtime_last_error(nullptr);
+  if (moss_runtime_create(nullptr, nullptr, &fallback) != MOSS_OK) {
+    std::fprintf(stderr, "moss-bench: %s\n", moss_runtime_last_error(nullptr));
+    return 1;
+  }
+  if (!generatedNote.empty())
+    std::printf("generated kernels not timed: %s\n", generatedNote.c_str());
+
+  std::vector<Case> cases;
+  std::set<std::tuple<int64_t, int64_t, int64_t, int>> seen;
+  if (haveWhitelist)
+    for (const auto &e : whitelist.entries())
+      if (seen.insert({e.key.m, e.key.n, e.key.k, e.key.mode}).second)
+        cases.push_back({e.key.m, e.key.n, e.key.k, e.key.mode});
+  const Case decoder[] = {{0, 3072, 768, 1},
+                          {0, 5120, 1280, 1},
+                          {0, 768, 3072, 2},
+                          {0, 1280, 5120, 2}};
+  for (const Case &d : decoder)
+    for (int64_t m : o.mList)
+      if (seen.insert({m, d.n, d.k, d.mode}).second)
+        cases.push_back({m, d.n, d.k, d.mode});
+
+  CublasAnchor anchor;
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  std::mt19937_64 rng(2024);
+  std::vector<Result> results;
+  std::printf("%-20s %-4s | %-17s | %-17s | %-17s | %-9s %-9s %-9s\n",
+              "M,N,K,mode", "gen", "generated hot/cold", "fallback hot/cold",
+              "cuBLASLt hot/cold", "err gen", "err fb", "err cublas");
+  for (const Case &c : cases) {
+    size_t weightBytes = c.n * c.k * 2;
+    int copies = 1;
+    if (o.cold)
+      copies = std::max<int>(
+          kMinColdCopies,
+          static_cast<int>(2 * (size_t)prop.l2CacheSize / weightBytes) + 1);
+    CaseData data(c, copies, rng);
+    Result r;
+    r.c = c;
+    if (!data.upload()) {
+      r.fallback.error = "out of device memory";
+      results.push_back(r);
+      continue;
+    }
+    auto ep = static_cast<moss_epilogue_t>(c.mode);
+    auto viaRuntime = [&](moss_runtime_t rt) {
+      return [&, rt](int copy, cudaStream_t s, std::string &e) {
+        if (moss_ffn_gemm(rt, c.m, c.n, c.k, ep, data.dx.get(),
+                          data.weight(copy), data.dscale.get(), data.dres.get(),
+                          data.dout.get(), s) == MOSS_OK)
+          return true;
+        e = moss_runtime_last_error(rt);
+        return false;
+      };
+    };
+    r.selected =
+        generated && moss_gemm_is_selected(generated, c.m, c.n, c.k, ep);
+    if (r.selected)
+      r.generated = measure(data, o, false, stream, viaRuntime(generated));
+    r.fallback = measure(data, o, false, stream, viaRuntime(fallback));
+    if (anchor.plan(c.m, c.n, c.k, r.anchor.error))
+      r.anchor = measure(data, o, true, stream,
+                         [&](int copy, cudaStream_t s, std::string &e) {
+                           return anchor.run(data.dx.get(), data.weight(copy),
+                                             data.dout.get(), s, e);
+                         });
+    char key[64];
+    std::snprintf(key, sizeof(key), "%lld,%lld,%lld,%d", (long long)c.m,
+                  (long long)c.n, (long long)c.k, c.mode);
+    std::printf(
+        "%-20s %-4s | %8s %8s | %8s %8s | %8s %8s | %-9s %-9s %-9s\n", key,
+        r.selected ? "yes" : "no", cell(r.generated.hotUs).c_str(),
+        cell(r.generated.coldUs).c_str(), cell(r.fallback.hotUs).c_str(),
+        cell(r.fallback.coldUs).c_str(), cell(r.anchor.hotUs).c_str(),
+        cell(r.anchor.coldUs).c_str(), errCell(r.generated.relL2).c_str(),
+        errCell(r.fallback.relL2).c_str(), errCell(r.anchor.relL2).c_str());
+    for (const Measurement *m : {&r.generated, &r.fallback, &r.anchor})
+      if (!m->error.empty())
+        std::printf("  error: %s\n", m->error.c_str());
+    std::fflush(stdout);
+    results.push_back(r);
+  }
+
+  bool allAccurate = true;
+  for (const Result &r : results)
+    for (const Measurement *m : {&r.generated, &r.fallback, &r.anchor})
+      if (m->relL2 >= kTolerance || !m->error.empty())
+        allAccurate = false;
+  std::printf("times: microseconds per call (median of %d samples of %d graph "
+              "replays x %d calls); err: relative L2 vs FP64 reference, '!' "
+              ">= %.3g\n",
+              o.protocol.samples, o.protocol.replays, o.protocol.callsPerGraph,
+              kTolerance);
+
+  if (!o.jsonPath.empty()) {
+    char date[32];
+    std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    std::string json =
+        "{\n  \"gpu\": " + jsonString(prop.name) +
+        ",\n  \"date\": " + jsonString(date) +
+        ",\n  \"commit\": " + jsonString(o.commit) +
+        ",\n  \"kernels_dir\": " + jsonString(o.kernelsDir) +
+        ",\n  \"whitelist\": " + jsonString(o.whitelist) +
+        ",\n  \"generated_note\": " +
+        (generatedNote.empty() ? "null" : jsonString(generatedNote)) +
+        ",\n  \"protocol\": {\"warmups\": " +
+        std::to_string(o.protocol.warmups) +
+        ", \"calls_per_graph\": " + std::to_string(o.protocol.callsPerGraph) +
+        ", \"replays_per_sample\": " + std::to_string(o.protocol.replays) +
+        ", \"samples\": " + std::to_string(o.protocol.samples) +
+        ", \"statistic\": \"median\", \"unit\": \"us per call\", "
+        "\"cold_min_copies\": " +
+        std::to_string(kMinColdCopies) +
+        ", \"l2_bytes\": " + std::to_string(prop.l2CacheSize) +
+        "},\n  \"tolerance_rel_l2\": " + jsonNumber(kTolerance) +
+        ",\n  \"results\": [";
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Result &r = results[i];
+      json += std::string(i ? "," : "") +
+              "\n    {\"m\": " + std::to_string(r.c.m) +
+              ", \"n\": " + std::to_string(r.c.n) +
+              ", \"k\": " + std::to_string(r.c.k) +
+              ", \"mode\": " + std::to_string(r.c.mode) +
+              ", \"selected\": " + (r.selected ? "true" : "false") +
+              ",\n     \"generated\": " + jsonMeasurement(r.generated) +
+              ",\n     \"fallback\": " + jsonMeasurement(r.fallback) +
+              ",\n     \"cublaslt_plain\": " + jsonMeasurement(r.anchor) + "}";
+    }
+    json += "\n  ]\n}\n";
+    if (!moss::config::writeFileAtomic(o.jsonPath, json, err)) {
+      std::fprintf(stderr, "moss-bench: %s\n", err.c_str());
+      return 1;
+    }
+    std::printf("wrote %s\n", o.jsonPath.c_str());
+  }
+  cudaStreamDestroy(stream);
+  moss_runtime_destroy(generated);
+  moss_runtime_destroy(fallback);
+  return allAccurate ? 0 : 3;
+}

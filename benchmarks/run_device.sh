@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One device call: builds the runtime, its GPU tests, moss-bench and the C
+# example on a GPU machine that has the CUDA toolkit but no MLIR, then runs
+#  - every runtime test against kernels_generated/ (the example whitelist),
+#  - the generated-GEMM tests against each candidate kernels dir (split 1, 2, 4;
+#    modes 1 and 2; all decoder shapes),
+#  - moss-bench (hot and cold weights, beside the fallback) for each dir.
+# Kernels are built beforehand with moss-aot on the compiler machine.
+# Usage: benchmarks/run_device.sh OUT_DIR [CANDIDATES_DIR] [DEPS_PREFIX]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:?output folder}
+CAND=${2:-$ROOT/.cand}
+DEPS=${3:-$ROOT/.devdeps/prefix}
+mkdir -p "$OUT"
+cd "$ROOT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+
+B=/tmp/moss-rt-build
+cmake -S . -B $B -G Ninja -DMOSS_BUILD_COMPILER=OFF -DMOSS_BUILD_RUNTIME=ON \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$DEPS" >"$OUT/configure.log" 2>&1 \
+  || { tail -30 "$OUT/configure.log"; exit 1; }
+ninja -C $B >"$OUT/build.log" 2>&1 || { grep -E "error" -A6 "$OUT/build.log" | head -60; exit 1; }
+echo "built runtime, tests, bench"
+T=$B/unittests/Runtime/MossRuntimeTests
+BENCH=$B/benchmarks/moss-bench/moss-bench
+EX=$B/examples/moss_c_api_example
+
+export MOSS_TEST_KERNELS_DIR=$ROOT/kernels_generated
+export MOSS_TEST_WHITELIST=$ROOT/configs/h200-example.json
+timeout 300 $T >"$OUT/tests-example.log" 2>&1
+echo "runtime tests (example whitelist): rc=$?"
+grep -E "^\[  (FAILED|SKIPPED) |^\[  PASSED|tests ran" "$OUT/tests-example.log" | head -20
+$EX "$MOSS_TEST_KERNELS_DIR" "$MOSS_TEST_WHITELIST"; echo "example rc=$?"
+
+for dir in "$CAND"/k/*/; do
+  name=$(basename "$dir")
+  MOSS_TEST_KERNELS_DIR=$dir MOSS_TEST_WHITELIST=$CAND/wl/$name.json \
+    timeout 200 $T --gtest_filter='GeneratedGemm*' >"$OUT/tests-$name.log" 2>&1
+  echo "generated GEMM tests ($name): rc=$? $(grep -E '^\[  PASSED|^\[  FAILED' "$OUT/tests-$name.log" | head -3 | tr '\n' ' ')"
+  timeout 200 $BENCH --kernels-dir "$dir" --whitelist "$CAND/wl/$name.json" \
+    --json "$OUT/bench-$name.json" --commit "${MOSS_COMMIT:-unknown}" >"$OUT/bench-$name.log" 2>&1
+  echo "bench ($name): rc=$?"
+done
+# Logs travel back as one archive (the device tool returns few files).
+tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt 2>/dev/null)
+rm -f "$OUT"/*.log

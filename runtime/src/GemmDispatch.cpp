@@ -1,0 +1,245 @@
+//===- GemmDispatch.cpp - moss_ffn_gemm: generated kernel or fallback -----===//
+//
+// One call: validate, find the context's state, then either launch the
+// generated kernel the whitelist selected (main, plus _reduce for split-K, on
+// the same stream) or run cuBLASLt and the exact epilogue kernel. Nothing
+// here synchronizes, allocates device memory or loads modules once the
+// context is set up, so calls can be captured into CUDA graphs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeImpl.h"
+
+#include <climits>
+#include <cstdint>
+#include <string>
+
+namespace moss::runtime {
+namespace {
+
+constexpr int64_t kBf16Bytes = 2;
+
+struct GemmCall {
+  int64_t m, n, k;
+  int ep;
+  const void *x, *w, *scale, *residual;
+  void *out;
+  CUstream stream;
+
+  bool usesScaleResidual() const {
+    return ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL;
+  }
+  std::string label() const {
+    return "moss_ffn_gemm(m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+           ", k=" + std::to_string(k) + ", ep=" + std::to_string(ep) + ")";
+  }
+};
+
+std::string pointerText(const void *p) {
+  char text[32];
+  snprintf(text, sizeof(text), "%p", p);
+  return text;
+}
+
+/// Shape and epilogue checks that need no pointers.
+Status checkShape(const GemmCall &c) {
+  if (c.ep != MOSS_EPILOGUE_NONE && c.ep != MOSS_EPILOGUE_GELU &&
+      c.ep != MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
+    return invalidArgument(c.label() + ": epilogue " + std::to_string(c.ep) +
+                           " is not 0 (none), 1 (gelu) or 2 "
+                           "(layerscale_residual)");
+  if (c.m < 0 || c.m > INT32_MAX)
+    return invalidArgument(c.label() + ": m must be in [0, 2147483647]");
+  if (c.n < 1 || c.n > INT32_MAX || c.k < 1 || c.k > INT32_MAX)
+    return invalidArgument(c.label() + ": n and k must be in [1, 2147483647]");
+  return success();
+}
+
+struct Range {
+  const char *name;
+  uintptr_t begin, end;
+};
+
+Status checkPointers(const GemmCall &c) {
+  struct Operand {
+    const char *name;
+    const void *pointer;
+    int64_t elements;
+  };
+  Operand operands[] = {{"x", c.x, c.m * c.k},
+                        {"w", c.w, c.n * c.k},
+                        {"out", c.out, c.m * c.n},
+                        {"scale", c.scale, c.n},
+                        {"residual", c.residual, c.m * c.n}};
+  size_t used = c.usesScaleResidual() ? 5 : 3;
+  Range ranges[5];
+  for (size_t i = 0; i < used; ++i) {
+    const Operand &op = operands[i];
+    uintptr_t begin = reinterpret_cast<uintptr_t>(op.pointer);
+    if (!op.pointer)
+      return invalidArgument(
+          c.label() + ": " + op.name + " is NULL" +
+          (i >= 3 ? " (layerscale_residual needs scale and residual)" : ""));
+    if (begin % kBf16Bytes)
+      return invalidArgument(c.label() + ": " + op.name + " = " +
+                             pointerText(op.pointer) +
+                             " is not 2-byte aligned (bf16)");
+    uint64_t bytes = static_cast<uint64_t>(op.elements) * kBf16Bytes;
+    if (begin + bytes < begin)
+      return invalidArgument(c.label() + ": " + op.name +
+                             " runs past the end of the address space");
+    ranges[i] = {op.name, begin, begin + bytes};
+  }
+  const Range &out = ranges[2];
+  for (size_t i = 0; i < used; ++i) {
+    if (i == 2)
+      continue;
+    if (ranges[i].begin < out.end && out.begin < ranges[i].end)
+      return invalidArgument(c.label() + ": out overlaps " + ranges[i].name +
+                             " (in-place GEMMs are not supported)");
+  }
+  return success();
+}
+
+bool allAligned16(const GemmCall &c) {
+  auto aligned = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  };
+  return aligned(c.x) && aligned(c.w) && aligned(c.out) &&
+         (!c.usesScaleResidual() || (aligned(c.scale) && aligned(c.residual)));
+}
+
+Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
+                       const LoadedGemm &loaded, const GemmCall &c,
+                       const WorkspaceSlot *slot) {
+  const void *x = c.x, *w = c.w;
+  const void *scale = c.usesScaleResidual() ? c.scale : nullptr;
+  const void *residual = c.usesScaleResidual() ? c.residual : nullptr;
+  void *out = c.out;
+  void *workspace = kernel.isSplit() ? slot->split : nullptr;
+  int32_t m = static_cast<int32_t>(c.m);
+  void *params[] = {&x, &w, &scale, &residual, &out, &workspace, &m};
+
+  auto launch = [&](size_t index, CUfunction function) -> Status {
+    const config::KernelFunctionRecord &fn = kernel.record.functions[index];
+    int64_t gridY = (c.m + fn.grid.yPerM - 1) / fn.grid.yPerM;
+    CUresult result = api.launchKernel(
+        function, static_cast<unsigned>(fn.grid.x),
+        static_cast<unsigned>(gridY), static_cast<unsigned>(fn.grid.z),
+        static_cast<unsigned>(fn.block[0]), static_cast<unsigned>(fn.block[1]),
+        static_cast<unsigned>(fn.block[2]),
+        static_cast<unsigned>(fn.dynamicSharedBytes), c.stream, params,
+        nullptr);
+    if (result != CUDA_SUCCESS)
+      return cudaFailure(c.label() + ": launching " + fn.symbol, result);
+    return success();
+  };
+  Status status = launch(kernel.mainIndex, loaded.main);
+  if (status.ok() && kernel.isSplit())
+    status = launch(kernel.reduceIndex, loaded.reduce);
+  return status;
+}
+
+Status runFallback(const DriverApi &api, ContextState &state, const GemmCall &c,
+                   const WorkspaceSlot *slot) {
+  LtShape shape;
+  shape.m = c.m;
+  shape.n = c.n;
+  shape.k = c.k;
+  shape.alignX = alignmentOf(c.x);
+  shape.alignW = alignmentOf(c.w);
+  shape.alignOut = alignmentOf(c.out);
+  shape.workspaceBytes = slot ? slot->cublasBytes : 0;
+  const LtPlan *plan = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    Status status = state.plans.get(state.cublas, shape, plan);
+    if (!status.ok())
+      return failure(status.code, c.label() + ": " + status.message);
+  }
+  Status status =
+      runLtGemm(state.cublas, *plan, c.x, c.w, c.out,
+                slot ? slot->cublas : nullptr, shape.workspaceBytes, c.stream);
+  if (status.ok() && c.ep == MOSS_EPILOGUE_GELU)
+    status = launchGeluEpilogue(api, state.epilogue, c.out, c.m, c.n, c.stream);
+  if (status.ok() && c.ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
+    status = launchLayerScaleResidualEpilogue(
+        api, state.epilogue, c.out, c.scale, c.residual, c.m, c.n, c.stream);
+  if (!status.ok())
+    return failure(status.code, c.label() + ": " + status.message);
+  return success();
+}
+
+Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
+  Status status = checkShape(c);
+  if (!status.ok() || c.m == 0)
+    return status; // m == 0: nothing to compute, pointers not read.
+  status = checkPointers(c);
+  if (!status.ok())
+    return status;
+
+  ScopedContext scope;
+  ContextState *state = nullptr;
+  status = rt.modules->enter(c.stream, scope, state);
+  if (!status.ok())
+    return failure(status.code, c.label() + ": " + status.message);
+  const DriverApi &api = *driverApi();
+
+  const WorkspaceSlot *slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    slot = state->slotForLocked(streamKey(api, c.stream));
+  }
+  const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.ep);
+  bool generated =
+      kernel && allAligned16(c) &&
+      (!kernel->isSplit() ||
+       (slot &&
+        slot->splitBytes >=
+            static_cast<size_t>(c.m * kernel->record.workspaceBytesPerRow)));
+  if (generated) {
+    size_t index = static_cast<size_t>(kernel - rt.kernels.gemm.data());
+    return launchGenerated(api, *kernel, state->gemm[index], c, slot);
+  }
+  return runFallback(api, *state, c, slot);
+}
+
+} // namespace
+} // namespace moss::runtime
+
+using namespace moss::runtime;
+
+extern "C" {
+
+MOSS_RUNTIME_API int moss_gemm_is_selected(moss_runtime_t rt, int64_t m,
+                                           int64_t n, int64_t k,
+                                           moss_epilogue_t ep) {
+  if (!rt)
+    return 0;
+  GemmCall c{m,       n,       k,       static_cast<int>(ep),
+             nullptr, nullptr, nullptr, nullptr,
+             nullptr, nullptr};
+  if (!checkShape(c).ok() || m == 0)
+    return 0;
+  return rt->kernels.find(m, n, k, c.ep) ? 1 : 0;
+}
+
+MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
+                                             int64_t n, int64_t k,
+                                             moss_epilogue_t ep, const void *x,
+                                             const void *w, const void *scale,
+                                             const void *residual, void *out,
+                                             void *stream) {
+  if (!rt)
+    return report(nullptr, invalidArgument("moss_ffn_gemm: rt is NULL"));
+  try {
+    GemmCall c{m,     n,        k,   static_cast<int>(ep),         x, w,
+               scale, residual, out, static_cast<CUstream>(stream)};
+    return report(rt, runGemm(*rt, c));
+  } catch (...) {
+    return report(
+        rt, failure(MOSS_ERROR_CUDA, "moss_ffn_gemm: out of host memory"));
+  }
+}
+
+} // extern "C"

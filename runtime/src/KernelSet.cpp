@@ -1,0 +1,304 @@
+//===- KernelSet.cpp - Host-side checks of kernels_generated/ -------------===//
+
+#include "KernelSet.h"
+
+#include "moss/Config/FileUtil.h"
+#include "moss/Config/GemmLaunch.h"
+#include "moss/Config/Sha256.h"
+#include "moss/Config/Whitelist.h"
+#include "moss/Version.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+namespace moss::runtime {
+namespace {
+
+std::string quoted(const std::string &text) { return "\"" + text + "\""; }
+
+std::string tileText(const config::GemmTile &tile) {
+  return "[" + std::to_string(tile.bm) + "," + std::to_string(tile.bn) + "," +
+         std::to_string(tile.bk) + "," + std::to_string(tile.split) + "]";
+}
+
+std::string keyText(int64_t m, int64_t n, int64_t k, int mode) {
+  return std::to_string(m) + "," + std::to_string(n) + "," + std::to_string(k) +
+         "," + std::to_string(mode);
+}
+
+/// Reads a cubin named by the manifest and checks its sha256.
+Status readCubin(const KernelSet &set, const std::string &label,
+                 const std::string &chip, const std::string &fileName,
+                 const std::string &expectedSha, std::string &path,
+                 std::string &bytes) {
+  std::string where = set.manifestPath + ": " + label + ": ";
+  if (chip != set.chip)
+    return failure(MOSS_ERROR_MANIFEST, where + "chip " + quoted(chip) +
+                                            " differs from the manifest's " +
+                                            quoted(set.chip));
+  path = set.kernelsDir + "/" + fileName;
+  std::string err;
+  if (!config::readFile(path, bytes, err))
+    return failure(MOSS_ERROR_MANIFEST,
+                   where + "cubin missing or unreadable: " + err);
+  std::string actualSha = config::sha256Hex(bytes);
+  if (actualSha != expectedSha)
+    return failure(MOSS_ERROR_MANIFEST,
+                   where + "cubin " + path + " has sha256 " + actualSha +
+                       " but the manifest lists " + expectedSha +
+                       " (changed or corrupted after moss-aot wrote it)");
+  return success();
+}
+
+/// The manifest's launch record of `fn` must be what the launch rule gives.
+Status checkFunction(const std::string &where,
+                     const config::KernelFunctionRecord &fn,
+                     const config::KernelGrid &grid,
+                     const std::array<int64_t, 3> &block) {
+  auto mismatch = [&](const char *field, int64_t found, int64_t expected) {
+    return failure(MOSS_ERROR_MANIFEST,
+                   where + "function " + quoted(fn.symbol) + " (" + fn.role +
+                       ") " + field + " = " + std::to_string(found) +
+                       ", but the launch rule (deriveGemmLaunch) gives " +
+                       std::to_string(expected));
+  };
+  if (fn.grid.x != grid.x)
+    return mismatch("grid.x", fn.grid.x, grid.x);
+  if (fn.grid.yPerM != grid.yPerM)
+    return mismatch("grid.y_per_m", fn.grid.yPerM, grid.yPerM);
+  if (fn.grid.z != grid.z)
+    return mismatch("grid.z", fn.grid.z, grid.z);
+  for (int i = 0; i < 3; ++i)
+    if (fn.block[i] != block[i])
+      return mismatch(i == 0   ? "block[0]"
+                      : i == 1 ? "block[1]"
+                               : "block[2]",
+                      fn.block[i], block[i]);
+  // Hopper allows 227 KiB of shared memory per block.
+  if (fn.dynamicSharedBytes < 0 || fn.dynamicSharedBytes > 227 * 1024)
+    return failure(
+        MOSS_ERROR_MANIFEST,
+        where + "function " + quoted(fn.symbol) + " dynamic_shared_bytes = " +
+            std::to_string(fn.dynamicSharedBytes) + " is outside [0, 232448]");
+  return success();
+}
+
+Status checkGemmLaunch(const KernelSet &set, GemmKernel &kernel) {
+  const config::GemmKernelRecord &rec = kernel.record;
+  std::string where =
+      set.manifestPath + ": gemm kernel " + quoted(rec.name) + ": ";
+  config::GemmLaunch launch;
+  std::string err;
+  if (!config::deriveGemmLaunch(rec.n, rec.k, rec.tile, launch, err))
+    return failure(MOSS_ERROR_MANIFEST, where + err);
+  bool haveMain = false;
+  for (size_t i = 0; i < rec.functions.size(); ++i) {
+    const config::KernelFunctionRecord &fn = rec.functions[i];
+    Status status;
+    if (fn.role == "main") {
+      kernel.mainIndex = i;
+      haveMain = true;
+      status = checkFunction(where, fn,
+                             {launch.gridX, launch.gridYPerM, launch.gridZ},
+                             {launch.threads, 1, 1});
+    } else if (fn.role == "reduce") {
+      kernel.reduceIndex = i;
+      status = checkFunction(where, fn, {rec.n / rec.tile.bn, rec.tile.bm, 1},
+                             {launch.reduceThreads, 1, 1});
+    } else {
+      status = failure(MOSS_ERROR_MANIFEST,
+                       where + "function " + quoted(fn.symbol) +
+                           " has unknown role " + quoted(fn.role));
+    }
+    if (!status.ok())
+      return status;
+  }
+  bool wantReduce = rec.tile.split > 1;
+  if (!haveMain || wantReduce != kernel.isSplit())
+    return failure(MOSS_ERROR_MANIFEST,
+                   where + "expected one main function" +
+                       (wantReduce ? " and one reduce function" : "") +
+                       " for split = " + std::to_string(rec.tile.split));
+  if (rec.workspaceBytesPerRow != launch.workspaceBytesPerRow)
+    return failure(MOSS_ERROR_MANIFEST,
+                   where + "workspace_bytes_per_row = " +
+                       std::to_string(rec.workspaceBytesPerRow) +
+                       ", but the launch rule gives " +
+                       std::to_string(launch.workspaceBytesPerRow));
+  return success();
+}
+
+Status checkCacheKey(const KernelSet &set, const config::Manifest &manifest,
+                     const config::Whitelist &whitelist) {
+  std::string expected = config::computeCacheKey(
+      whitelist.bytes(), MOSS_VERSION, manifest.chip, manifest.pipeline);
+  if (expected == manifest.cacheKey)
+    return success();
+  std::string whitelistSha = config::sha256Hex(whitelist.bytes());
+  std::string why;
+  if (whitelistSha != manifest.whitelistSha256)
+    why = "the kernels were built from another whitelist (manifest "
+          "whitelist_sha256 " +
+          manifest.whitelistSha256 + ", this whitelist's sha256 " +
+          whitelistSha + ")";
+  else if (manifest.mossVersion != MOSS_VERSION)
+    why = "the kernels were built by moss " + manifest.mossVersion +
+          ", this runtime is moss " MOSS_VERSION;
+  else
+    why = "the manifest's cache_key does not cover its own fields";
+  return failure(MOSS_ERROR_CACHE_KEY_MISMATCH,
+                 set.manifestPath + ": cache_key " + manifest.cacheKey +
+                     " does not match " + expected +
+                     " computed from whitelist " + set.whitelistPath +
+                     " (moss " MOSS_VERSION ", chip " + manifest.chip +
+                     "): " + why + "; rebuild the kernels with moss-aot");
+}
+
+/// Maps every whitelist key to the manifest kernel serving it.
+Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
+                         const config::Whitelist &whitelist) {
+  std::string where = set.manifestPath + ": ";
+  std::map<std::string, size_t> owner;
+  for (size_t i = 0; i < manifest.gemmKernels.size(); ++i) {
+    for (const std::string &key : manifest.gemmKernels[i].keys) {
+      auto [it, inserted] = owner.emplace(key, i);
+      if (!inserted)
+        return failure(MOSS_ERROR_MANIFEST,
+                       where + "key " + quoted(key) +
+                           " is served by two kernels, " +
+                           quoted(manifest.gemmKernels[it->second].name) +
+                           " and " + quoted(manifest.gemmKernels[i].name));
+    }
+  }
+  std::set<std::string> whitelistKeys;
+  std::map<size_t, size_t> kernelSlot; // manifest index -> set.gemm index
+  for (const config::WhitelistEntry &entry : whitelist.entries()) {
+    const config::GemmKey &key = entry.key;
+    std::string text = keyText(key.m, key.n, key.k, key.mode);
+    whitelistKeys.insert(text);
+    auto found = owner.find(text);
+    if (found == owner.end())
+      return failure(MOSS_ERROR_MANIFEST, where + "no kernel serves key " +
+                                              quoted(text) + " of whitelist " +
+                                              set.whitelistPath);
+    const config::GemmKernelRecord &rec = manifest.gemmKernels[found->second];
+    std::string label = "gemm kernel " + quoted(rec.name);
+    if (rec.n != key.n || rec.k != key.k || rec.epilogue != key.mode)
+      return failure(MOSS_ERROR_MANIFEST,
+                     where + label + " (n " + std::to_string(rec.n) + ", k " +
+                         std::to_string(rec.k) + ", epilogue " +
+                         std::to_string(rec.epilogue) + ") cannot serve key " +
+                         quoted(text));
+    const config::GemmTile &want = entry.tile;
+    if (rec.tile.bm != want.bm || rec.tile.bn != want.bn ||
+        rec.tile.bk != want.bk || rec.tile.split != want.split)
+      return failure(MOSS_ERROR_MANIFEST,
+                     where + label + " has tile " + tileText(rec.tile) +
+                         " but whitelist " + set.whitelistPath + " names " +
+                         tileText(want) + " for key " + quoted(text));
+    auto [slot, isNew] = kernelSlot.emplace(found->second, set.gemm.size());
+    if (isNew) {
+      GemmKernel kernel;
+      kernel.record = rec;
+      Status status =
+          readCubin(set, label, rec.chip, rec.cubin, rec.cubinSha256,
+                    kernel.cubinPath, kernel.cubinBytes);
+      if (status.ok())
+        status = checkGemmLaunch(set, kernel);
+      if (!status.ok())
+        return status;
+      set.gemm.push_back(std::move(kernel));
+    }
+    GemmKernel &kernel = set.gemm[slot->second];
+    kernel.workspaceBytes = std::max(
+        kernel.workspaceBytes, key.m * kernel.record.workspaceBytesPerRow);
+    set.splitWorkspaceBytes =
+        std::max(set.splitWorkspaceBytes, kernel.workspaceBytes);
+    set.selected[{key.m, key.n, key.k, key.mode}] = slot->second;
+  }
+  for (const auto &[key, index] : owner)
+    if (!whitelistKeys.count(key))
+      return failure(MOSS_ERROR_MANIFEST,
+                     where + "gemm kernel " +
+                         quoted(manifest.gemmKernels[index].name) +
+                         " serves key " + quoted(key) + " that whitelist " +
+                         set.whitelistPath + " does not name");
+  return success();
+}
+
+} // namespace
+
+const GemmKernel *KernelSet::find(int64_t m, int64_t n, int64_t k,
+                                  int ep) const {
+  auto it = selected.find({m, n, k, ep});
+  return it == selected.end() ? nullptr : &gemm[it->second];
+}
+
+Status loadKernelSet(const char *kernelsDir, const char *whitelistPath,
+                     KernelSet &out) {
+  KernelSet set;
+  if (!kernelsDir || !*kernelsDir) {
+    out = std::move(set);
+    return success(); // Fallback only: the whitelist has nothing to select.
+  }
+  set.kernelsDir = kernelsDir;
+  struct stat info;
+  if (stat(kernelsDir, &info) != 0) {
+    int error = errno;
+    return failure(MOSS_ERROR_MANIFEST, "kernels dir " +
+                                            quoted(set.kernelsDir) + ": " +
+                                            std::strerror(error));
+  }
+  if (!S_ISDIR(info.st_mode))
+    return failure(MOSS_ERROR_MANIFEST, "kernels dir " +
+                                            quoted(set.kernelsDir) +
+                                            " is not a directory");
+  set.manifestPath = set.kernelsDir + "/" + config::kManifestFileName;
+  config::Manifest manifest;
+  std::string err;
+  if (!config::readManifest(set.kernelsDir, manifest, err))
+    return failure(MOSS_ERROR_MANIFEST, err);
+  if (manifest.chip != kSupportedChip)
+    return failure(MOSS_ERROR_MANIFEST,
+                   set.manifestPath + ": chip " + quoted(manifest.chip) +
+                       " is not supported: this runtime runs " +
+                       kSupportedChip + " kernels (compute capability 9.0)");
+  set.chip = manifest.chip;
+
+  for (size_t i = 0; i < manifest.attentionKernels.size(); ++i) {
+    AttentionKernel kernel;
+    kernel.record = manifest.attentionKernels[i];
+    Status status = readCubin(
+        set, "attention kernel " + quoted(kernel.record.name),
+        kernel.record.chip, kernel.record.cubin, kernel.record.cubinSha256,
+        kernel.cubinPath, kernel.cubinBytes);
+    if (!status.ok())
+      return status;
+    set.attention.push_back(std::move(kernel));
+  }
+
+  if (whitelistPath && *whitelistPath) {
+    set.whitelistPath = whitelistPath;
+  } else if (const char *env = std::getenv("MOSS_CODEC_GEMM_CONFIG")) {
+    set.whitelistPath = env;
+  }
+  if (!set.whitelistPath.empty()) {
+    config::Whitelist whitelist;
+    if (!config::Whitelist::load(set.whitelistPath, whitelist, err))
+      return failure(MOSS_ERROR_MANIFEST, "whitelist: " + err);
+    Status status = checkCacheKey(set, manifest, whitelist);
+    if (status.ok())
+      status = selectGemmKernels(set, manifest, whitelist);
+    if (!status.ok())
+      return status;
+  }
+  out = std::move(set);
+  return success();
+}
+
+} // namespace moss::runtime

@@ -1,0 +1,122 @@
+//===- ModuleCache.h - Modules, cuBLASLt and workspace per context -*- C++ -*-//
+//
+// CUmodules, CUfunctions and device memory belong to one CUDA context, so
+// everything a call needs is kept per context, keyed by the context's unique
+// id (cuCtxGetId; handles can be reused after a context is destroyed). A
+// context is set up once, outside graph capture; afterwards calls only look
+// things up, under a short lock.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSS_RUNTIME_MODULECACHE_H
+#define MOSS_RUNTIME_MODULECACHE_H
+
+#include "CublasLtFallback.h"
+#include "DriverApi.h"
+#include "FallbackEpilogue.h"
+#include "KernelSet.h"
+#include "Status.h"
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace moss::runtime {
+
+struct WorkspaceConfig {
+  size_t slots = 4;                      ///< Streams with a workspace.
+  size_t cublasBytes = size_t(16) << 20; ///< cuBLASLt workspace per slot.
+};
+
+/// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4).
+Status workspaceConfigFromEnv(WorkspaceConfig &out);
+
+struct WorkspaceSlot {
+  void *cublas = nullptr;
+  size_t cublasBytes = 0;
+  void *split = nullptr; ///< Split-K partial sums (FP32).
+  size_t splitBytes = 0;
+};
+
+struct LoadedGemm {
+  CUmodule module = nullptr;
+  CUfunction main = nullptr;
+  CUfunction reduce = nullptr;
+};
+
+struct ContextState {
+  CUcontext context = nullptr;
+  unsigned long long contextId = 0;
+  std::vector<LoadedGemm> gemm; ///< Parallel to KernelSet::gemm.
+  std::vector<CUmodule> attentionModules;
+  std::vector<std::vector<CUfunction>> attentionFunctions;
+  EpilogueKernels epilogue;
+  cublasLtHandle_t cublas = nullptr;
+  CUdeviceptr workspace = 0;
+  std::vector<WorkspaceSlot> slots;
+
+  std::mutex mutex; ///< Guards slotOfStream and plans.
+  std::unordered_map<uint64_t, size_t> slotOfStream;
+  LtPlanCache plans;
+
+  /// The stream's workspace slot, bound on first sight while slots are free;
+  /// nullptr for a stream that came after all were taken. Caller locks.
+  const WorkspaceSlot *slotForLocked(uint64_t streamKey);
+};
+
+/// Makes a context current for the lifetime of the object when it isn't.
+class ScopedContext {
+public:
+  ScopedContext() = default;
+  ScopedContext(const ScopedContext &) = delete;
+  ScopedContext &operator=(const ScopedContext &) = delete;
+  ~ScopedContext();
+  Status enter(const DriverApi &api, CUcontext context);
+
+private:
+  const DriverApi *api = nullptr;
+  bool pushed = false;
+};
+
+class ModuleCache {
+public:
+  ModuleCache(const KernelSet &kernels, WorkspaceConfig config)
+      : kernels(kernels), config(config) {}
+  ModuleCache(const ModuleCache &) = delete;
+  ModuleCache &operator=(const ModuleCache &) = delete;
+  ~ModuleCache();
+
+  /// Sets up the context current on this thread (the primary context of
+  /// the current device when none is current). Used by create().
+  Status setUpCurrent();
+
+  /// Makes the context `stream` belongs to current (via `scope`) and returns
+  /// its state, setting it up on first use unless `stream` is capturing.
+  Status enter(CUstream stream, ScopedContext &scope, ContextState *&out);
+
+private:
+  Status stateForCurrent(CUcontext context, CUstream stream,
+                         ContextState *&out);
+  Status setUp(ContextState &state);
+  void release(ContextState &state);
+
+  const KernelSet &kernels;
+  WorkspaceConfig config;
+  std::mutex mutex; ///< Guards states; held during a context's setup.
+  std::map<unsigned long long, std::unique_ptr<ContextState>> states;
+};
+
+/// Key of a stream for workspace binding: its handle, or for the per-thread
+/// default stream its unique id (one per thread), 1 for the legacy stream.
+uint64_t streamKey(const DriverApi &api, CUstream stream);
+
+} // namespace moss::runtime
+
+#endif // MOSS_RUNTIME_MODULECACHE_H

@@ -1,0 +1,193 @@
+//===- GeneratedGemmTests.cpp - The moss-aot kernels through the runtime --===//
+//
+// Uses the real kernels dir (MOSS_TEST_KERNELS_DIR / kernels_generated) and
+// the whitelist it was built from. Without a manifest these tests SKIP with
+// that reason; the file checks below need no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include "moss/Config/Sha256.h"
+#include "moss/Config/Whitelist.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+using namespace moss::runtime::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+#define MOSS_REQUIRE_MANIFEST(dir)                                             \
+  do {                                                                         \
+    std::string why_ = whyNoManifest(dir);                                     \
+    if (!why_.empty())                                                         \
+      GTEST_SKIP() << why_;                                                    \
+  } while (0)
+
+class GeneratedGemm : public ::testing::Test {
+protected:
+  void SetUp() override {
+    MOSS_REQUIRE_GPU();
+    std::string why;
+    if (!deviceIsSm90(why))
+      GTEST_SKIP() << why;
+    dir = testKernelsDir();
+    MOSS_REQUIRE_MANIFEST(dir);
+    whitelistPath = testWhitelist();
+    std::string err;
+    ASSERT_TRUE(moss::config::Whitelist::load(whitelistPath, whitelist, err))
+        << err;
+    ASSERT_EQ(
+        moss_runtime_create(dir.c_str(), whitelistPath.c_str(), &generated.rt),
+        MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+    ASSERT_EQ(moss_runtime_create(nullptr, nullptr, &fallback.rt), MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+
+  std::string dir, whitelistPath;
+  moss::config::Whitelist whitelist;
+  RuntimeHandle generated, fallback;
+  cudaStream_t stream = nullptr;
+};
+
+TEST_F(GeneratedGemm, EveryKeyMatchesReferenceAndFallback) {
+  ASSERT_FALSE(whitelist.entries().empty());
+  std::mt19937_64 rng(42);
+  for (const moss::config::WhitelistEntry &e : whitelist.entries()) {
+    const int64_t m = e.key.m, n = e.key.n, k = e.key.k;
+    auto ep = static_cast<moss_epilogue_t>(e.key.mode);
+    SCOPED_TRACE("key " + e.keyText);
+    EXPECT_EQ(moss_gemm_is_selected(generated.rt, m, n, k, ep), 1);
+    EXPECT_EQ(moss_gemm_is_selected(fallback.rt, m, n, k, ep), 0);
+    double wRange = 2.0 / std::sqrt(static_cast<double>(k));
+    std::vector<uint16_t> x = randomBf16(m * k, -1, 1, rng);
+    std::vector<uint16_t> w = randomBf16(n * k, -wRange, wRange, rng);
+    std::vector<uint16_t> scale = randomBf16(n, -0.5, 0.5, rng);
+    std::vector<uint16_t> res = randomBf16(m * n, -2, 2, rng);
+    // One spare row after out catches writes past it.
+    DeviceBuffer dx(m * k * 2), dw(n * k * 2), dscale(n * 2), dres(m * n * 2),
+        dout((m + 1) * n * 2);
+    upload(dx.data(), x);
+    upload(dw.data(), w);
+    upload(dscale.data(), scale);
+    upload(dres.data(), res);
+    std::vector<double> ref = referenceOutput(
+        referenceAccumulators(x, w, m, n, k), e.key.mode, scale, res, m, n);
+    std::vector<uint16_t> outs[2];
+    moss_runtime_t runtimes[2] = {generated.rt, fallback.rt};
+    for (int i = 0; i < 2; ++i) {
+      SCOPED_TRACE(i == 0 ? "generated" : "fallback");
+      poison(dout.data(), (m + 1) * n);
+      ASSERT_EQ(moss_ffn_gemm(runtimes[i], m, n, k, ep, dx.data(), dw.data(),
+                              dscale.data(), dres.data(), dout.data(), stream),
+                MOSS_OK)
+          << moss_runtime_last_error(runtimes[i]);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      std::vector<uint16_t> all = download(dout.data(), (m + 1) * n);
+      outs[i].assign(all.begin(), all.begin() + m * n);
+      EXPECT_EQ(countNaN(outs[i]), 0u) << "elements of out left unwritten";
+      EXPECT_EQ(countNaN(all), static_cast<size_t>(n))
+          << "written past out[m, n]";
+      EXPECT_LT(relativeL2(outs[i], ref), kRelativeL2Tolerance);
+    }
+    EXPECT_LT(relativeL2(outs[0], outs[1]), kRelativeL2Tolerance)
+        << "generated and fallback disagree";
+  }
+}
+
+TEST_F(GeneratedGemm, MisalignedPointersTakeTheFallback) {
+  ASSERT_FALSE(whitelist.entries().empty());
+  const moss::config::WhitelistEntry &e = whitelist.entries().front();
+  const int64_t m = e.key.m, n = e.key.n, k = e.key.k;
+  auto ep = static_cast<moss_epilogue_t>(e.key.mode);
+  std::mt19937_64 rng(7);
+  double wRange = 2.0 / std::sqrt(static_cast<double>(k));
+  std::vector<uint16_t> x = randomBf16(m * k, -1, 1, rng);
+  std::vector<uint16_t> w = randomBf16(n * k, -wRange, wRange, rng);
+  std::vector<uint16_t> scale = randomBf16(n, -0.5, 0.5, rng);
+  std::vector<uint16_t> res = randomBf16(m * n, -2, 2, rng);
+  DeviceBuffer dx(m * k * 2 + 16), dw(n * k * 2 + 16), dscale(n * 2 + 16),
+      dres(m * n * 2 + 16), dout(m * n * 2 + 16);
+  // Shift by one bf16: still valid bf16 pointers, not 16-byte aligned.
+  upload(dx.data() + 2, x);
+  upload(dw.data() + 2, w);
+  upload(dscale.data() + 2, scale);
+  upload(dres.data() + 2, res);
+  poison(dout.data() + 2, m * n);
+  ASSERT_EQ(moss_ffn_gemm(generated.rt, m, n, k, ep, dx.data() + 2,
+                          dw.data() + 2, dscale.data() + 2, dres.data() + 2,
+                          dout.data() + 2, stream),
+            MOSS_OK)
+      << moss_runtime_last_error(generated.rt);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<uint16_t> got = download(dout.data() + 2, m * n);
+  EXPECT_EQ(countNaN(got), 0u);
+  std::vector<double> ref = referenceOutput(
+      referenceAccumulators(x, w, m, n, k), e.key.mode, scale, res, m, n);
+  EXPECT_LT(relativeL2(got, ref), kRelativeL2Tolerance);
+}
+
+/// Copies the real kernels dir so a test can tamper with it.
+bool copyKernelsDir(const std::string &from, const std::string &to) {
+  std::error_code err;
+  fs::copy(from, to, fs::copy_options::recursive, err);
+  EXPECT_FALSE(err) << "copying " << from << ": " << err.message();
+  return !err;
+}
+
+TEST(GeneratedGemmFiles, TamperedCubinIsRejectedByName) {
+  std::string dir = testKernelsDir();
+  MOSS_REQUIRE_MANIFEST(dir);
+  moss::config::Manifest manifest;
+  std::string err;
+  ASSERT_TRUE(moss::config::readManifest(dir, manifest, err)) << err;
+  if (manifest.gemmKernels.empty())
+    GTEST_SKIP() << dir << " lists no GEMM kernels";
+  ScratchDir scratch;
+  std::string copy = scratch.file("kernels");
+  ASSERT_TRUE(copyKernelsDir(dir, copy));
+  std::string cubin = copy + "/" + manifest.gemmKernels[0].cubin;
+  std::string bytes;
+  {
+    std::ifstream in(cubin, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_FALSE(bytes.empty());
+  bytes[bytes.size() / 2] ^= 0x5A; // One flipped byte.
+  writeText(cubin, bytes);
+  moss_runtime_t rt = nullptr;
+  EXPECT_EQ(moss_runtime_create(copy.c_str(), testWhitelist().c_str(), &rt),
+            MOSS_ERROR_MANIFEST);
+  EXPECT_CONTAINS(moss_runtime_last_error(nullptr), cubin);
+  EXPECT_CONTAINS(moss_runtime_last_error(nullptr),
+                  moss::config::sha256Hex(bytes));
+  moss_runtime_destroy(rt);
+}
+
+TEST(GeneratedGemmFiles, OtherWhitelistIsACacheKeyMismatch) {
+  std::string dir = testKernelsDir();
+  MOSS_REQUIRE_MANIFEST(dir);
+  ScratchDir scratch;
+  std::string other = scratch.file("other.json");
+  writeText(other, R"({"3,3072,768,1": [16, 64, 64, 1]})");
+  moss_runtime_t rt = nullptr;
+  EXPECT_EQ(moss_runtime_create(dir.c_str(), other.c_str(), &rt),
+            MOSS_ERROR_CACHE_KEY_MISMATCH);
+  EXPECT_CONTAINS(moss_runtime_last_error(nullptr), other);
+  moss_runtime_destroy(rt);
+}
+
+} // namespace

@@ -1,0 +1,150 @@
+//===- RuntimeTestSupport.h - Shared helpers of the runtime tests -*- C++
+//-*-===//
+//
+// Scratch kernels dirs with hand-made manifests (CPU tests), GPU detection
+// (GPU tests GTEST_SKIP without one), bf16 host data and the FP64 reference
+// of moss.linear with the rounding contract.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
+#define MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
+
+#include "moss/Config/Manifest.h"
+#include "moss/Runtime/moss_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace moss::runtime::test {
+
+//===--- Files ------------------------------------------------------------===//
+
+class ScratchDir {
+public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir &) = delete;
+  ScratchDir &operator=(const ScratchDir &) = delete;
+  std::string file(const std::string &name) const { return path + "/" + name; }
+  std::string path;
+};
+
+void writeText(const std::string &path, const std::string &bytes);
+
+/// A GEMM manifest record as moss-aot would write it for `keys` (all with
+/// the same n, k, mode), launch shape from deriveGemmLaunch, pointing at
+/// `cubinName` with digest `cubinSha`.
+config::GemmKernelRecord makeGemmRecord(const std::vector<std::string> &keys,
+                                        int64_t n, int64_t k, int mode,
+                                        const config::GemmTile &tile,
+                                        const std::string &cubinName,
+                                        const std::string &cubinSha);
+
+/// A kernels dir whose manifest was built from `whitelistJson` (cache key
+/// and whitelist digest match it), one record per (n, k, mode, tile), with
+/// fake cubins of the given bytes. Files: manifest.json, <name>.cubin,
+/// whitelist.json.
+struct FakeKernelsDir {
+  ScratchDir dir;
+  std::string whitelistPath;
+  config::Manifest manifest;
+
+  /// Builds and writes everything; returns false with a gtest failure.
+  bool build(const std::string &whitelistJson,
+             const std::string &cubinBytes = "not a real cubin");
+  bool rewriteManifest();
+};
+
+//===--- GPU --------------------------------------------------------------===//
+
+/// True when a CUDA device is usable; else `why` says why not.
+bool gpuAvailable(std::string &why);
+/// True when device 0 is compute capability 9.0 (can run sm_90a cubins).
+bool deviceIsSm90(std::string &why);
+
+/// gtest without gmock: `haystack` must contain `needle`.
+#define EXPECT_CONTAINS(haystack, needle)                                      \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos)             \
+      << "expected \"" << (haystack) << "\"\nto contain \"" << (needle)        \
+      << "\""
+
+#define MOSS_REQUIRE_GPU()                                                     \
+  do {                                                                         \
+    std::string why_;                                                          \
+    if (!::moss::runtime::test::gpuAvailable(why_))                            \
+      GTEST_SKIP() << "needs a CUDA GPU: " << why_;                            \
+  } while (0)
+
+/// Kernels dir of the tests: $MOSS_TEST_KERNELS_DIR, else
+/// <build>/kernels_generated, else <source>/kernels_generated.
+std::string testKernelsDir();
+/// $MOSS_TEST_WHITELIST, else <source>/configs/h200-example.json.
+std::string testWhitelist();
+/// Empty when dir has a manifest.json, else the reason it can't be used.
+std::string whyNoManifest(const std::string &dir);
+
+class DeviceBuffer {
+public:
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  char *data() const { return static_cast<char *>(pointer); }
+  size_t size() const { return bytes; }
+
+private:
+  void *pointer = nullptr;
+  size_t bytes = 0;
+};
+
+void upload(void *device, const std::vector<uint16_t> &host);
+std::vector<uint16_t> download(const void *device, size_t elements);
+/// Fills `elements` bf16 values at `device` with NaN (0x7FC0).
+void poison(void *device, size_t elements);
+
+//===--- bf16 and the reference ------------------------------------------===//
+
+uint16_t toBf16(double value); ///< Round to nearest even.
+double fromBf16(uint16_t bits);
+inline double roundBf16(double v) { return fromBf16(toBf16(v)); }
+
+/// Uniform bf16 values in [lo, hi).
+std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
+                                 std::mt19937_64 &rng);
+
+/// acc[m][n] = sum_k x[m,k] w[n,k] in FP64 (multi-threaded).
+std::vector<double> referenceAccumulators(const std::vector<uint16_t> &x,
+                                          const std::vector<uint16_t> &w,
+                                          int64_t m, int64_t n, int64_t k);
+
+/// The rounding contract applied to FP64 accumulators.
+std::vector<double> referenceOutput(const std::vector<double> &acc, int mode,
+                                    const std::vector<uint16_t> &scale,
+                                    const std::vector<uint16_t> &residual,
+                                    int64_t m, int64_t n);
+
+/// ||got - ref|| / ||ref|| over all elements; +inf when got has a NaN/Inf.
+double relativeL2(const std::vector<uint16_t> &got,
+                  const std::vector<double> &ref);
+double relativeL2(const std::vector<uint16_t> &got,
+                  const std::vector<uint16_t> &ref);
+/// Number of NaN elements (unwritten outputs keep the NaN poison).
+size_t countNaN(const std::vector<uint16_t> &values);
+
+constexpr double kRelativeL2Tolerance = 0.004;
+
+/// RAII runtime handle; fails the test when create fails.
+struct RuntimeHandle {
+  moss_runtime_t rt = nullptr;
+  ~RuntimeHandle() { moss_runtime_destroy(rt); }
+};
+
+} // namespace moss::runtime::test
+
+#endif // MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
