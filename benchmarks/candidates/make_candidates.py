@@ -17,28 +17,35 @@ def bm_for(m, cap):
     return bm
 
 
-# name -> (bn, bk, split for K >= 3072, largest bm)
+BIG_M = [30, 32, 64]
+
+# name -> (bn, bk, split for K < 3072, split for K >= 3072, largest bm, Ms)
 FAMILIES = {
-    "bn16_bk64": (16, 64, 4, 64),
-    "bn16_bk128": (16, 128, 2, 32),
-    "bn32_bk64": (32, 64, 2, 64),
-    "bn64_bk64": (64, 64, 4, 64),
+    "bn16_bk64": (16, 64, 1, 4, 64, MS),
+    "bn16_bk128": (16, 128, 1, 2, 32, MS),
+    "bn32_bk64": (32, 64, 1, 2, 64, MS),
+    "bn64_bk64": (64, 64, 1, 4, 64, MS),
     # More rows of x: several CTAs along M instead of wider m tiles.
-    "bn16_bk64_bm8": (16, 64, 4, 8),
-    "bn16_bk64_bm16": (16, 64, 4, 16),
-    "bn32_bk64_bm16": (32, 64, 2, 16),
-    "bn16_bk128_bm16": (16, 128, 2, 16),
+    "bn16_bk64_bm8": (16, 64, 1, 4, 8, MS),
+    "bn16_bk64_bm16": (16, 64, 1, 4, 16, MS),
+    "bn32_bk64_bm16": (32, 64, 1, 2, 16, MS),
+    "bn16_bk128_bm16": (16, 128, 1, 2, 16, MS),
+    # Larger M: fewer CTAs re-reading x, K split across CTAs instead.
+    "bn64_bk64_s2": (64, 64, 2, 4, 32, BIG_M),
+    "bn64_bk64_s4": (64, 64, 4, 8, 32, BIG_M),
+    "bn32_bk64_s2": (32, 64, 2, 4, 32, BIG_M),
+    "bn128_bk64_s4": (128, 64, 4, 8, 16, BIG_M),
 }
 
 
 def main(out_dir):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name, (bn, bk, big_k_split, bm_cap) in FAMILIES.items():
+    for name, (bn, bk, small_k_split, big_k_split, bm_cap, ms) in FAMILIES.items():
         table = {}
         for n, k, mode in SHAPES:
-            split = big_k_split if k >= 3072 else 1
-            for m in MS:
+            split = big_k_split if k >= 3072 else small_k_split
+            for m in ms:
                 table[f"{m},{n},{k},{mode}"] = [bm_for(m, bm_cap), bn, bk, split]
         (out / f"{name}.json").write_text(json.dumps(table, indent=1) + "\n")
         print(out / f"{name}.json")

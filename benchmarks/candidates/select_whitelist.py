@@ -54,7 +54,7 @@ def main(out_path, wl_dir, bench_paths):
             chosen[text] = tile
         print(f"| {text} | {tile} | {g['hot_us']:.2f} / {g['cold_us']:.2f} | "
               f"{fb['hot_us']:.2f} / {fb['cold_us']:.2f} | {'yes' if keep else 'no (fallback)'} |")
-    lines = ",\n".join(f'  "{k}": {json.dumps(v).replace(",", ", ")}'
+    lines = ",\n".join(f'  "{k}": {json.dumps(v)}'
                        for k, v in chosen.items())
     Path(out_path).write_text("{\n" + lines + "\n}\n")
 
