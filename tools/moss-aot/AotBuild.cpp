@@ -10,6 +10,7 @@
 #include "KernelModules.h"
 
 #include "moss/AOT/PtxasReport.h"
+#include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/FileUtil.h"
 #include "moss/Config/Manifest.h"
 #include "moss/Config/Sha256.h"
@@ -104,6 +105,16 @@ bool isUpToDate(const std::string &dir, const std::string &cacheKey) {
         !llvm::sys::fs::exists(joinPath(dir, k.ptx)))
       return false;
   }
+  // Every build has the attention kernel; a manifest from before it had not.
+  if (old.attentionKernels.size() != 1 ||
+      old.attentionKernels[0].name != config::kAttentionKernelName)
+    return false;
+  for (const config::AttentionKernelRecord &k : old.attentionKernels) {
+    std::string sha;
+    if (!config::sha256File(joinPath(dir, k.cubin), sha, err) ||
+        sha != k.cubinSha256 || !llvm::sys::fs::exists(joinPath(dir, k.ptx)))
+      return false;
+  }
   return true;
 }
 
@@ -123,6 +134,8 @@ void removeStaleKernels(const std::string &dir,
   std::set<std::string> keep;
   for (const config::GemmKernelRecord &k : manifest.gemmKernels)
     keep.insert({k.cubin, k.ptx});
+  for (const config::AttentionKernelRecord &k : manifest.attentionKernels)
+    keep.insert({k.cubin, k.ptx});
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
        it.increment(ec)) {
@@ -131,6 +144,83 @@ void removeStaleKernels(const std::string &dir,
         !keep.count(name.str()))
       llvm::sys::fs::remove(it->path());
   }
+}
+
+/// The manifest entry of `symbol` from a ptxas report; a function that
+/// spills is refused.
+bool functionRecord(
+    const std::map<std::string, config::KernelResources> &report,
+    const std::string &symbol, const std::string &role, int64_t threads,
+    config::KernelFunctionRecord &out, std::string &err) {
+  auto it = report.find(symbol);
+  if (it == report.end()) {
+    err = "ptxas reported nothing for " + symbol;
+    return false;
+  }
+  if (it->second.spillStoreBytes || it->second.spillLoadBytes) {
+    err = symbol + " spills (" + std::to_string(it->second.spillStoreBytes) +
+          " bytes stores, " + std::to_string(it->second.spillLoadBytes) +
+          " bytes loads): it needs more registers than it may use";
+    return false;
+  }
+  out.symbol = symbol;
+  out.role = role;
+  out.grid = {1, 1, 1}; // From the launch rule (docs/kernel-abi.md).
+  out.block = {threads, 1, 1};
+  out.resources = it->second;
+  return true;
+}
+
+/// Builds the attention kernels (main + combine, one cubin) into `staging`
+/// and describes them in `record`; `cubinPath` and `ptxPath` are the staged
+/// files.
+bool buildAttentionKernel(mlir::MLIRContext &ctx,
+                          const MossToCubinOptions &pipelineOptions,
+                          const std::string &ptxas, const std::string &chip,
+                          const std::string &staging,
+                          config::AttentionKernelRecord &record,
+                          std::string &ptxPath, std::string &cubinPath,
+                          std::string &err) {
+  const std::string name = config::kAttentionKernelName;
+  auto module = buildAttentionEntryModule(ctx);
+  std::string ptx, report;
+  ptxPath = joinPath(staging, name + ".ptx");
+  cubinPath = joinPath(staging, name + ".cubin");
+  if (!compileToPtx(*module, pipelineOptions, ptx, err) ||
+      !config::writeFileAtomic(ptxPath, ptx, err) ||
+      !runPtxas(ptxas, chip, ptxPath, cubinPath,
+                joinPath(staging, name + ".ptxas.txt"), report, err))
+    return false;
+  std::map<std::string, config::KernelResources> resources;
+  if (!parsePtxasReport(report, resources, err))
+    return false;
+
+  record.name = name;
+  record.chip = chip;
+  if (!config::sha256File(cubinPath, record.cubinSha256, err))
+    return false;
+  std::string stem = name + "." + record.cubinSha256.substr(0, 12);
+  record.cubin = stem + ".cubin";
+  record.ptx = stem + ".ptx";
+  record.args = config::attentionKernelArgNames();
+  record.params = {
+      {"abi_version", 1},
+      {"head_dim", config::kAttentionHeadDim},
+      {"keys_per_tile", config::kAttentionKeysPerTile},
+      {"rows_per_warp", config::kAttentionRowsPerWarp},
+      {"max_warps", config::kAttentionMaxWarps},
+      {"combine_threads", config::kAttentionCombineThreads},
+      {"combine_rows_per_cta", config::kAttentionCombineRowsPerCta},
+      {"workspace_floats_per_row", config::kAttentionWorkspaceFloatsPerRow},
+      {"sms", config::kAttentionSms},
+      {"max_splits", config::kAttentionMaxSplits}};
+  record.functions.resize(2);
+  return functionRecord(resources, name, "main",
+                        32 * config::kAttentionMaxWarps, record.functions[0],
+                        err) &&
+         functionRecord(resources, name + config::kAttentionCombineSuffix,
+                        "combine", config::kAttentionCombineThreads,
+                        record.functions[1], err);
 }
 } // namespace
 
@@ -170,8 +260,8 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
   }
   std::vector<KernelGroup> groups = groupEntries(whitelist);
   if (!options.force && isUpToDate(options.outDir, manifest.cacheKey)) {
-    log << "moss-aot: " << options.outDir << " is up to date ("
-        << groups.size() << " GEMM kernels, cache key "
+    log << "moss-aot: " << options.outDir << " is up to date (" << groups.size()
+        << " GEMM kernels, 1 attention kernel, cache key "
         << manifest.cacheKey.substr(0, 16) << ")\n";
     return true;
   }
@@ -270,12 +360,33 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     const config::KernelResources &main = record.functions.front().resources;
     log << llvm::formatv("[{0}/{1}] {2}: keys {3}; {4} threads, {5} regs, {6} "
                          "B smem, 0 B spill -> {7}\n",
-                         i + 1, groups.size(), name,
+                         i + 1, groups.size() + 1, name,
                          llvm::join(group.keys, " "), launch.threads,
                          main.registers, main.sharedBytes, record.cubin);
     moves.push_back({cubinPath, joinPath(options.outDir, record.cubin)});
     moves.push_back({ptxPath, joinPath(options.outDir, record.ptx)});
     manifest.gemmKernels.push_back(std::move(record));
+  }
+
+  // Attention is not whitelist-gated: every build has it.
+  {
+    config::AttentionKernelRecord record;
+    std::string ptxPath, cubinPath;
+    if (!buildAttentionKernel(ctx, pipelineOptions, ptxas, options.chip,
+                              staging, record, ptxPath, cubinPath, err))
+      return fail("kernel " + std::string(config::kAttentionKernelName) + ": " +
+                  err);
+    const config::KernelResources &main = record.functions[0].resources;
+    const config::KernelResources &combine = record.functions[1].resources;
+    log << llvm::formatv("[{0}/{0}] {1}: D=64, any B/H/T/S; up to {2} "
+                         "threads, {3} regs, {4} B smem, 0 B spill; combine "
+                         "{5} regs, 0 B spill -> {6}\n",
+                         groups.size() + 1, record.name,
+                         record.functions[0].block[0], main.registers,
+                         main.sharedBytes, combine.registers, record.cubin);
+    moves.push_back({cubinPath, joinPath(options.outDir, record.cubin)});
+    moves.push_back({ptxPath, joinPath(options.outDir, record.ptx)});
+    manifest.attentionKernels.push_back(std::move(record));
   }
 
   for (const auto &[from, to] : moves)
@@ -285,9 +396,10 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     return fail(err);
   llvm::sys::fs::remove_directories(staging);
   removeStaleKernels(options.outDir, manifest);
-  log << "moss-aot: wrote " << joinPath(options.outDir, "manifest.json")
-      << " (" << manifest.gemmKernels.size() << " GEMM kernels for "
-      << whitelist.entries().size() << " whitelist keys, cache key "
+  log << "moss-aot: wrote " << joinPath(options.outDir, "manifest.json") << " ("
+      << manifest.gemmKernels.size() << " GEMM kernels for "
+      << whitelist.entries().size() << " whitelist keys, "
+      << manifest.attentionKernels.size() << " attention kernel, cache key "
       << manifest.cacheKey.substr(0, 16) << ")\n";
   return true;
 }

@@ -51,6 +51,30 @@ moss::aot::buildLinearEntryModule(MLIRContext &ctx, int64_t n, int64_t k,
   return module;
 }
 
+OwningOpRef<ModuleOp> moss::aot::buildAttentionEntryModule(MLIRContext &ctx) {
+  ctx.loadDialect<MossDialect, func::FuncDialect>();
+  OpBuilder b(&ctx);
+  Location loc = UnknownLoc::get(&ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  int64_t dyn = ShapedType::kDynamic;
+  Type bf16 = b.getBF16Type();
+  auto q = RankedTensorType::get({dyn, dyn, dyn, 64}, bf16);
+  auto kv = RankedTensorType::get({dyn, dyn, dyn, 64}, bf16);
+  auto mask = RankedTensorType::get({dyn, 1, dyn, dyn}, b.getI1Type());
+  auto fn = func::FuncOp::create(b, loc, "entry",
+                                 b.getFunctionType({q, kv, kv, mask}, {q}));
+  Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  auto attention = StreamingAttentionOp::create(
+      b, loc, q, body->getArgument(0), body->getArgument(1),
+      body->getArgument(2), body->getArgument(3), AttentionLayout::bthd,
+      /*skip_empty_tiles=*/false, /*scale=*/FloatAttr());
+  func::ReturnOp::create(b, loc, attention.getResult());
+  return module;
+}
+
 bool moss::aot::compileToPtx(ModuleOp module,
                              const MossToCubinOptions &options,
                              std::string &ptx, std::string &err) {

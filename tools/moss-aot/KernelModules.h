@@ -17,6 +17,12 @@ mlir::OwningOpRef<mlir::ModuleOp>
 buildLinearEntryModule(mlir::MLIRContext &ctx, int64_t n, int64_t k, int mode,
                        const config::GemmTile &tile);
 
+/// A module whose one function applies `moss.streaming_attention` (D = 64,
+/// every other size dynamic) to its arguments: the input of the pipeline for
+/// the attention kernels, which serve every B, H, T and S.
+mlir::OwningOpRef<mlir::ModuleOp>
+buildAttentionEntryModule(mlir::MLIRContext &ctx);
+
 /// Runs moss-to-cubin with format=isa on `module` and returns the PTX of the
 /// generated kernel module. Diagnostics go to `err`.
 bool compileToPtx(mlir::ModuleOp module, const MossToCubinOptions &options,

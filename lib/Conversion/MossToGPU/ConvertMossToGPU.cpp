@@ -24,10 +24,14 @@ struct ConvertMossToGPUPass
     module.walk([&](LinearOp op) {
       lowerable &= succeeded(checkLinearLowerable(op));
     });
+    module.walk([&](StreamingAttentionOp op) {
+      lowerable &= succeeded(checkAttentionLowerable(op));
+    });
     if (!lowerable)
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateLinearToGPUPatterns(patterns);
+    populateAttentionToGPUPatterns(patterns);
 
     ConversionTarget target(getContext());
     target.addIllegalDialect<MossDialect>();

@@ -20,6 +20,16 @@ mlir::LogicalResult checkLinearLowerable(LinearOp op);
 
 /// Patterns lowering tiled / fallback-marked `moss.linear` ops.
 void populateLinearToGPUPatterns(mlir::RewritePatternSet &patterns);
+
+class StreamingAttentionOp;
+
+/// Emits an error and fails when the generated attention kernel cannot serve
+/// `op` (head dim D != 64).
+mlir::LogicalResult checkAttentionLowerable(StreamingAttentionOp op);
+
+/// Patterns lowering `moss.streaming_attention` to the generated attention
+/// kernels (lib/Conversion/MossToGPU/AttentionToGPU.cpp).
+void populateAttentionToGPUPatterns(mlir::RewritePatternSet &patterns);
 } // namespace moss
 
 #endif // MOSS_CONVERSION_MOSSTOGPU_MOSSTOGPU_H

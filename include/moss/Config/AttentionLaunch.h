@@ -1,0 +1,73 @@
+//===- AttentionLaunch.h - Launch rule of the attention kernels -*- C++ -*-===//
+//
+// The one place that turns (B, H, T, S) into the launch of the generated
+// streaming-attention kernels (docs/kernel-abi.md, "Attention kernel ABI"):
+// warps per CTA, grid, split-KV count and workspace size. The compiler's host
+// code mirrors it, the runtime calls it, the GPU test links it. No LLVM, no
+// JSON: a stand-alone driver can compile this file directly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSS_CONFIG_ATTENTIONLAUNCH_H
+#define MOSS_CONFIG_ATTENTIONLAUNCH_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace moss::config {
+
+/// Kernel (file-name stem and main symbol); the combine kernel is
+/// `<name>_combine`.
+constexpr const char *kAttentionKernelName = "streaming_attention_d64";
+constexpr const char *kAttentionCombineSuffix = "_combine";
+
+constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
+constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
+constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
+constexpr int64_t kAttentionMaxWarps = 4;     ///< main kernel: 32..128 thr.
+constexpr int64_t kAttentionCombineThreads = 128;
+constexpr int64_t kAttentionCombineRowsPerCta = 8; ///< 16 threads per row.
+/// FP32 values per (split, row) in the workspace: acc[64], then m and l.
+constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
+/// Split-KV rule: SMs of an H100/H200 and the main kernel's resident CTAs per
+/// SM for 1..4 warps (205 registers a thread, 32 KiB of shared memory each;
+/// measured on an H200). Splits pay while the grid leaves half the GPU's
+/// CTA slots empty.
+constexpr int64_t kAttentionSms = 132;
+constexpr int64_t kAttentionCtasPerSm[5] = {0, 7, 4, 3, 2};
+constexpr int64_t kAttentionMaxSplits = 16;
+
+/// Parameter names of both attention functions, in ABI order.
+const std::vector<std::string> &attentionKernelArgNames();
+
+struct AttentionLaunch {
+  int64_t warps = 0;          ///< min(4, ceil(T / 16)).
+  int64_t threads = 0;        ///< 32 * warps: blockDim.x of the main kernel.
+  int64_t rowsPerCta = 0;     ///< 16 * warps query rows of one (b, h).
+  int64_t gridX = 0;          ///< B * H.
+  int64_t gridY = 0;          ///< ceil(T / rowsPerCta).
+  int64_t keyTiles = 0;       ///< ceil(S / 64).
+  int64_t tilesPerSplit = 0;  ///< ceil(keyTiles / splits).
+  int64_t splits = 0;         ///< gridDim.z; no split is empty.
+  int64_t combineGridX = 0;   ///< ceil(B*H*T / 8); 0 when splits == 1.
+  int64_t combineThreads = 0; ///< 128; 0 when splits == 1.
+  int64_t workspaceBytes = 0; ///< splits * B*H*T * 66 * 4; 0 when splits == 1.
+};
+
+/// Split-KV count of the rule, for sizes >= 1: with slots = 132 * CTAs per SM
+/// (by warps) and ctas = B*H*ceil(T / rowsPerCta), 1 when 2*ctas > slots,
+/// else min(keyTiles, 16, round(slots / ctas)).
+int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
+
+/// Fills `out` for sizes >= 1. `splits` = 0 applies chooseAttentionSplits;
+/// a positive value is used instead, reduced so that no split is empty
+/// (splits = ceil(keyTiles / ceil(keyTiles / splits))). Fails, with the
+/// reason in `err`, on sizes < 1 or a grid past CUDA's limits.
+bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
+                           int64_t splits, AttentionLaunch &out,
+                           std::string &err);
+
+} // namespace moss::config
+
+#endif // MOSS_CONFIG_ATTENTIONLAUNCH_H

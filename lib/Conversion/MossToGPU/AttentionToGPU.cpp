@@ -1,0 +1,236 @@
+//===- AttentionToGPU.cpp - moss.streaming_attention to generated kernels -===//
+//
+// The op becomes the generated attention kernels in the `moss_kernels`
+// gpu.module plus host code: operand buffers with their strides, the output
+// storage ([B,T,H,D] for bthd, returned as the transposed [B,H,T,D] view),
+// the launch rule of docs/kernel-abi.md evaluated on the runtime sizes, a
+// split-KV workspace, and the combine launch when the rule splits.
+//
+//===----------------------------------------------------------------------===//
+#include "moss/Config/AttentionLaunch.h"
+#include "moss/Conversion/MossToGPU/AttentionKernelBuilder.h"
+#include "moss/Conversion/MossToGPU/MossToGPU.h"
+#include "moss/Conversion/Passes.h"
+#include "moss/Dialect/Moss/IR/MossOps.h"
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace moss;
+
+namespace {
+/// Returns the `moss_kernels` gpu.module of `top`, creating it if needed.
+gpu::GPUModuleOp kernelModuleOf(RewriterBase &rw, ModuleOp top) {
+  if (auto existing = dyn_cast_or_null<gpu::GPUModuleOp>(
+          SymbolTable::lookupSymbolIn(top, kKernelModuleName)))
+    return existing;
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPointToStart(top.getBody());
+  top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), rw.getUnitAttr());
+  return gpu::GPUModuleOp::create(rw, top.getLoc(), kKernelModuleName);
+}
+
+/// A tensor operand as the kernel sees it: a device pointer to its first
+/// element and its strides in elements.
+struct StridedOperand {
+  Value buffer;
+  Value pointer;
+  SmallVector<Value> strides; ///< i64, one per dimension.
+};
+
+StridedOperand stridedOperand(OpBuilder &b, Location loc, Value tensor,
+                              Type ptrType) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto bufferType = MemRefType::get(type.getShape(), type.getElementType());
+  StridedOperand out;
+  out.buffer = bufferization::ToBufferOp::create(b, loc, bufferType, tensor,
+                                                 /*read_only=*/true);
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, out.buffer);
+  Type i64 = b.getI64Type();
+  auto toI64 = [&](Value index) {
+    return arith::IndexCastOp::create(b, loc, i64, index).getResult();
+  };
+  Value base =
+      toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, out.buffer));
+  // i1 memrefs are stored one byte per element.
+  int64_t elementBytes =
+      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  Value offsetBytes = arith::MulIOp::create(
+      b, loc, toI64(meta.getOffset()),
+      arith::ConstantIntOp::create(b, loc, i64, elementBytes));
+  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
+  out.pointer = LLVM::IntToPtrOp::create(b, loc, ptrType, address);
+  for (Value stride : meta.getStrides())
+    out.strides.push_back(toI64(stride));
+  return out;
+}
+
+struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(StreamingAttentionOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    if (failed(checkAttentionLowerable(op)))
+      return failure();
+    Location loc = op.getLoc();
+    auto top = op->getParentOfType<ModuleOp>();
+    gpu::GPUModuleOp kernels = kernelModuleOf(rw, top);
+    std::string name = config::kAttentionKernelName;
+    std::string combineName = name + config::kAttentionCombineSuffix;
+    if (!SymbolTable::lookupSymbolIn(kernels, name) &&
+        failed(buildAttentionKernels(rw, loc, kernels)))
+      return op.emitOpError("could not build attention kernel ") << name;
+    auto mainFn = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
+    auto combineFn = kernels.lookupSymbol<gpu::GPUFuncOp>(combineName);
+    if (!mainFn || !combineFn)
+      return op.emitOpError("attention kernel ") << name << " is incomplete";
+
+    Type ptrType = mainFn.getArgumentTypes().front();
+    Type i32 = rw.getI32Type();
+    StridedOperand q = stridedOperand(rw, loc, adaptor.getQ(), ptrType);
+    StridedOperand k = stridedOperand(rw, loc, adaptor.getK(), ptrType);
+    StridedOperand v = stridedOperand(rw, loc, adaptor.getV(), ptrType);
+    StridedOperand mask = stridedOperand(rw, loc, adaptor.getMask(), ptrType);
+
+    auto dim = [&](Value buffer, int64_t i) {
+      return memref::DimOp::create(rw, loc, buffer, i).getResult();
+    };
+    Value bDim = dim(q.buffer, 0), hDim = dim(q.buffer, 1),
+          tDim = dim(q.buffer, 2), sDim = dim(k.buffer, 2);
+
+    // Output storage: [B,T,H,D] (bthd) or [B,H,T,D] (bhtd).
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    ArrayRef<int64_t> shape = resultType.getShape(); // [B,H,T,D]
+    bool bthd = op.getLayout() == AttentionLayout::bthd;
+    SmallVector<int64_t> storageShape =
+        bthd ? SmallVector<int64_t>{shape[0], shape[2], shape[1], shape[3]}
+             : SmallVector<int64_t>(shape);
+    Value storageSizes[] = {bDim, bthd ? tDim : hDim, bthd ? hDim : tDim};
+    SmallVector<Value> dynamicSizes;
+    for (int64_t i = 0; i < 3; ++i)
+      if (ShapedType::isDynamic(storageShape[i]))
+        dynamicSizes.push_back(storageSizes[i]);
+    auto storageType = MemRefType::get(storageShape, rw.getBF16Type());
+    Value storage = memref::AllocOp::create(rw, loc, storageType, dynamicSizes);
+    Value view = storage;
+    if (bthd) {
+      // The logical [B,H,T,D] result: strides (T*H*D, D, H*D, 1).
+      AffineMap swapHT = AffineMap::getPermutationMap(
+          ArrayRef<unsigned>{0, 2, 1, 3}, rw.getContext());
+      view = memref::TransposeOp::create(rw, loc, storage,
+                                         AffineMapAttr::get(swapHT));
+    }
+
+    // Launch rule (moss::config::deriveAttentionLaunch) on index values.
+    auto c = [&](int64_t value) {
+      return arith::ConstantIndexOp::create(rw, loc, value).getResult();
+    };
+    auto mul = [&](Value l, Value r) {
+      return arith::MulIOp::create(rw, loc, l, r).getResult();
+    };
+    auto ceilDiv = [&](Value l, Value r) {
+      return arith::CeilDivUIOp::create(rw, loc, l, r).getResult();
+    };
+    auto minU = [&](Value l, Value r) {
+      return arith::MinUIOp::create(rw, loc, l, r).getResult();
+    };
+    Value warps = minU(ceilDiv(tDim, c(config::kAttentionRowsPerWarp)),
+                       c(config::kAttentionMaxWarps));
+    Value threads = mul(warps, c(32));
+    Value gridX = mul(bDim, hDim);
+    Value gridY = ceilDiv(tDim, mul(warps, c(config::kAttentionRowsPerWarp)));
+    Value tiles = ceilDiv(sDim, c(config::kAttentionKeysPerTile));
+    auto eq = [&](Value l, int64_t r) {
+      return arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, l, c(r))
+          .getResult();
+    };
+    auto select = [&](Value cond, Value t, Value f) {
+      return arith::SelectOp::create(rw, loc, cond, t, f).getResult();
+    };
+    const int64_t *perSm = config::kAttentionCtasPerSm;
+    Value ctasPerSm =
+        select(eq(warps, 1), c(perSm[1]),
+               select(eq(warps, 2), c(perSm[2]),
+                      select(eq(warps, 3), c(perSm[3]), c(perSm[4]))));
+    Value slots = mul(ctasPerSm, c(config::kAttentionSms));
+    Value ctas = mul(gridX, gridY);
+    Value twiceCtas = mul(ctas, c(2));
+    Value rounded = arith::DivUIOp::create(
+        rw, loc, arith::AddIOp::create(rw, loc, mul(slots, c(2)), ctas),
+        twiceCtas);
+    Value crowded = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt,
+                                          twiceCtas, slots);
+    Value wanted =
+        select(crowded, c(1),
+               minU(minU(rounded, tiles), c(config::kAttentionMaxSplits)));
+    Value splits = ceilDiv(tiles, ceilDiv(tiles, wanted));
+    Value rows = mul(gridX, tDim);
+    Value split =
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, splits, c(1));
+    Value workspaceFloats = arith::SelectOp::create(
+        rw, loc, split,
+        mul(mul(splits, rows), c(config::kAttentionWorkspaceFloatsPerRow)),
+        c(0));
+    Value workspace = memref::AllocOp::create(
+        rw, loc, MemRefType::get({ShapedType::kDynamic}, rw.getF32Type()),
+        ValueRange{workspaceFloats});
+
+    auto toI32 = [&](Value index) {
+      return arith::IndexCastOp::create(rw, loc, i32, index).getResult();
+    };
+    auto pointerOf = [&](Value buffer) {
+      Value index =
+          memref::ExtractAlignedPointerAsIndexOp::create(rw, loc, buffer);
+      Value i64 = arith::IndexCastOp::create(rw, loc, rw.getI64Type(), index);
+      return LLVM::IntToPtrOp::create(rw, loc, ptrType, i64).getResult();
+    };
+    SmallVector<Value> args = {q.pointer,          k.pointer,
+                               v.pointer,          mask.pointer,
+                               pointerOf(storage), pointerOf(workspace)};
+    args.append({q.strides[0], q.strides[1], q.strides[2]});
+    args.append({k.strides[0], k.strides[1], k.strides[2]});
+    args.append({v.strides[0], v.strides[1], v.strides[2]});
+    args.append({mask.strides[0], mask.strides[2], mask.strides[3]});
+    args.append({toI32(bDim), toI32(hDim), toI32(tDim), toI32(sDim)});
+    args.push_back(arith::ConstantOp::create(
+        rw, loc, rw.getF32FloatAttr(op.getSoftmaxScale())));
+    args.push_back(arith::ConstantIntOp::create(rw, loc, i32, bthd ? 0 : 1));
+    args.push_back(arith::ConstantIntOp::create(
+        rw, loc, i32, op.getSkipEmptyTiles() ? 1 : 0));
+    args.push_back(toI32(splits));
+
+    gpu::KernelDim3 grid{gridX, gridY, splits};
+    gpu::KernelDim3 block{threads, c(1), c(1)};
+    gpu::LaunchFuncOp::create(rw, loc, mainFn, grid, block, Value(), args);
+    auto ifSplit = scf::IfOp::create(rw, loc, split, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPoint(ifSplit.thenBlock()->getTerminator());
+      gpu::KernelDim3 combineGrid{
+          ceilDiv(rows, c(config::kAttentionCombineRowsPerCta)), c(1), c(1)};
+      gpu::KernelDim3 combineBlock{c(config::kAttentionCombineThreads), c(1),
+                                   c(1)};
+      gpu::LaunchFuncOp::create(rw, loc, combineFn, combineGrid, combineBlock,
+                                Value(), args);
+    }
+    rw.replaceOp(op, bufferization::ToTensorOp::create(rw, loc, resultType,
+                                                       view, /*restrict=*/true,
+                                                       /*writable=*/true));
+    return success();
+  }
+};
+} // namespace
+
+LogicalResult moss::checkAttentionLowerable(StreamingAttentionOp op) {
+  auto qType = cast<RankedTensorType>(op.getQ().getType());
+  int64_t d = qType.getDimSize(3);
+  if (d != config::kAttentionHeadDim)
+    return op.emitOpError("the generated attention kernel needs head dim D = ")
+           << config::kAttentionHeadDim << ", found " << d;
+  return success();
+}
+
+void moss::populateAttentionToGPUPatterns(RewritePatternSet &patterns) {
+  patterns.add<AttentionToGPU>(patterns.getContext());
+}

@@ -1,0 +1,106 @@
+//===- AttentionLaunchTest.cpp - The attention launch rule of kernel-abi.md
+//===//
+
+#include "moss/Config/AttentionLaunch.h"
+
+#include <gtest/gtest.h>
+
+using namespace moss::config;
+
+namespace {
+
+AttentionLaunch derive(int64_t b, int64_t h, int64_t t, int64_t s,
+                       int64_t splits = 0) {
+  AttentionLaunch launch;
+  std::string err;
+  EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, splits, launch, err)) << err;
+  return launch;
+}
+
+std::string deriveError(int64_t b, int64_t h, int64_t t, int64_t s,
+                        int64_t splits = 0) {
+  AttentionLaunch launch;
+  std::string err;
+  EXPECT_FALSE(deriveAttentionLaunch(b, h, t, s, splits, launch, err));
+  return err;
+}
+
+TEST(AttentionLaunchTest, DecodeSplitsTheKeysAcrossCtas) {
+  // T = 1: one warp per CTA, 12 CTAs, so every one of the 7 key tiles gets
+  // a CTA of its own and the combine kernel merges them.
+  AttentionLaunch l = derive(1, 12, 1, 400);
+  EXPECT_EQ(l.warps, 1);
+  EXPECT_EQ(l.threads, 32);
+  EXPECT_EQ(l.gridX, 12);
+  EXPECT_EQ(l.gridY, 1);
+  EXPECT_EQ(l.keyTiles, 7);
+  EXPECT_EQ(l.splits, 7);
+  EXPECT_EQ(l.tilesPerSplit, 1);
+  EXPECT_EQ(l.combineGridX, 2); // ceil(12 rows / 8)
+  EXPECT_EQ(l.combineThreads, 128);
+  EXPECT_EQ(l.workspaceBytes, 7 * 12 * 1 * 66 * 4);
+}
+
+TEST(AttentionLaunchTest, LongChunksRunOnePass) {
+  AttentionLaunch l = derive(16, 12, 480, 400);
+  EXPECT_EQ(l.warps, 4);
+  EXPECT_EQ(l.threads, 128);
+  EXPECT_EQ(l.rowsPerCta, 64);
+  EXPECT_EQ(l.gridX, 192);
+  EXPECT_EQ(l.gridY, 8); // ceil(480 / 64)
+  EXPECT_EQ(l.splits, 1);
+  EXPECT_EQ(l.combineGridX, 0);
+  EXPECT_EQ(l.workspaceBytes, 0);
+}
+
+TEST(AttentionLaunchTest, WarpsFollowTheRows) {
+  EXPECT_EQ(derive(1, 1, 16, 64).warps, 1);
+  EXPECT_EQ(derive(1, 1, 17, 64).warps, 2);
+  EXPECT_EQ(derive(1, 1, 40, 64).warps, 3);
+  EXPECT_EQ(derive(1, 1, 2000, 64).warps, 4);
+  EXPECT_EQ(derive(1, 1, 2000, 64).gridY, 32); // ceil(2000 / 64)
+}
+
+TEST(AttentionLaunchTest, RuleSplitsOnlyWhileHalfTheSlotsAreFree) {
+  // 4 warps: 2 CTAs per SM, 264 slots; 192 CTAs fill more than half.
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 60, 400), 1);
+  // 48 CTAs: round(264 / 48) = 6 wanted, 7 tiles -> tps 2 -> 4 splits.
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 60, 400), 6);
+  EXPECT_EQ(derive(4, 12, 60, 400).splits, 4);
+  // Never more splits than key tiles.
+  EXPECT_EQ(chooseAttentionSplits(1, 20, 1, 125), 2);
+  EXPECT_EQ(derive(1, 1, 1, 1).splits, 1);
+}
+
+TEST(AttentionLaunchTest, ForcedSplitsNeverLeaveASplitEmpty) {
+  AttentionLaunch l = derive(1, 12, 1, 400, 5); // 7 tiles, tps 2
+  EXPECT_EQ(l.tilesPerSplit, 2);
+  EXPECT_EQ(l.splits, 4);
+  EXPECT_EQ(derive(1, 12, 1, 400, 100).splits, 7);
+  EXPECT_EQ(derive(1, 12, 1, 400, 1).splits, 1);
+  EXPECT_EQ(derive(2, 3, 5, 1100, 16).splits, 9); // 18 tiles, tps 2
+}
+
+TEST(AttentionLaunchTest, RejectsBadSizes) {
+  EXPECT_NE(deriveError(0, 12, 1, 400).find("B = 0 must be in [1, "),
+            std::string::npos);
+  EXPECT_NE(deriveError(1, 12, -3, 400).find("T = -3"), std::string::npos);
+  EXPECT_NE(deriveError(1, 12, 1, 400, -1).find("splits = -1"),
+            std::string::npos);
+  EXPECT_NE(deriveError(1, 12, 64 * 65536, 400).find("more than 65535"),
+            std::string::npos);
+  EXPECT_NE(deriveError(65536, 65536, 1, 400).find("exceeds the grid limit"),
+            std::string::npos);
+}
+
+TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
+  const std::vector<std::string> &names = attentionKernelArgNames();
+  ASSERT_EQ(names.size(), 26u);
+  EXPECT_EQ(names.front(), "q");
+  EXPECT_EQ(names[5], "workspace");
+  EXPECT_EQ(names[18], "B");
+  EXPECT_EQ(names[22], "scale");
+  EXPECT_EQ(names.back(), "splits");
+}
+
+} // namespace
