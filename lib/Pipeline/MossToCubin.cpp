@@ -49,8 +49,8 @@ void moss::buildMossToCubinPipeline(OpPassManager &pm,
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
-std::string moss::describeMossToCubinPipeline(
-    const MossToCubinOptions &options) {
+std::string
+moss::describeMossToCubinPipeline(const MossToCubinOptions &options) {
   OpPassManager pm(ModuleOp::getOperationName());
   buildMossToCubinPipeline(pm, options);
   std::string text;

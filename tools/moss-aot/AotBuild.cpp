@@ -47,9 +47,9 @@ struct KernelGroup {
 
 std::vector<KernelGroup> groupEntries(const config::Whitelist &whitelist) {
   std::vector<KernelGroup> groups;
-  std::map<std::tuple<int64_t, int64_t, int, int64_t, int64_t, int64_t,
-                      int64_t>,
-           size_t>
+  std::map<
+      std::tuple<int64_t, int64_t, int, int64_t, int64_t, int64_t, int64_t>,
+      size_t>
       index;
   for (const config::WhitelistEntry &e : whitelist.entries()) {
     auto id = std::make_tuple(e.key.n, e.key.k, e.key.mode, e.tile.bm,
@@ -101,8 +101,7 @@ bool isUpToDate(const std::string &dir, const std::string &cacheKey) {
   for (const config::GemmKernelRecord &k : old.gemmKernels) {
     std::string sha;
     if (!config::sha256File(joinPath(dir, k.cubin), sha, err) ||
-        sha != k.cubinSha256 ||
-        !llvm::sys::fs::exists(joinPath(dir, k.ptx)))
+        sha != k.cubinSha256 || !llvm::sys::fs::exists(joinPath(dir, k.ptx)))
       return false;
   }
   // Every build has the attention kernel; a manifest from before it had not.
@@ -266,8 +265,8 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     return true;
   }
 
-  std::string staging = joinPath(
-      options.outDir, ".staging-" + std::to_string(::getpid()));
+  std::string staging =
+      joinPath(options.outDir, ".staging-" + std::to_string(::getpid()));
   llvm::sys::fs::remove_directories(staging);
   if (std::error_code ec = llvm::sys::fs::create_directories(staging)) {
     err = "cannot create " + staging + ": " + ec.message();

@@ -33,8 +33,8 @@ moss::aot::buildLinearEntryModule(MLIRContext &ctx, int64_t n, int64_t k,
     inputs.push_back(RankedTensorType::get({n}, bf16));
     inputs.push_back(y);
   }
-  auto fn = func::FuncOp::create(b, loc, "entry",
-                                 b.getFunctionType(inputs, {y}));
+  auto fn =
+      func::FuncOp::create(b, loc, "entry", b.getFunctionType(inputs, {y}));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value scale, residual;
@@ -75,8 +75,7 @@ OwningOpRef<ModuleOp> moss::aot::buildAttentionEntryModule(MLIRContext &ctx) {
   return module;
 }
 
-bool moss::aot::compileToPtx(ModuleOp module,
-                             const MossToCubinOptions &options,
+bool moss::aot::compileToPtx(ModuleOp module, const MossToCubinOptions &options,
                              std::string &ptx, std::string &err) {
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);

@@ -25,11 +25,10 @@ static cl::opt<std::string> chip("chip", cl::desc("Target SM"),
                                  cl::init("sm_90a"));
 static cl::opt<std::string> outDir("out", cl::desc("Output folder"),
                                    cl::init("kernels_generated"));
-static cl::opt<std::string> cudaPath("cuda-path",
-                                     cl::desc("CUDA toolkit (ptxas, libdevice)"),
-                                     cl::init(MOSS_DEFAULT_CUDA_PATH));
-static cl::opt<bool> force("force",
-                           cl::desc("Rebuild even when up to date"));
+static cl::opt<std::string>
+    cudaPath("cuda-path", cl::desc("CUDA toolkit (ptxas, libdevice)"),
+             cl::init(MOSS_DEFAULT_CUDA_PATH));
+static cl::opt<bool> force("force", cl::desc("Rebuild even when up to date"));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);

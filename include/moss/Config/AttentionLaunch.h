@@ -22,6 +22,8 @@ namespace moss::config {
 constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 constexpr const char *kAttentionCombineSuffix = "_combine";
 
+/// Version of the 26-parameter ABI; the manifest's params.abi_version.
+constexpr int64_t kAttentionAbiVersion = 1;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).

@@ -14,12 +14,11 @@
 
 namespace moss {
 struct MossToCubinOptions : mlir::PassPipelineOptions<MossToCubinOptions> {
-  PassOptions::Option<std::string> chip{*this, "chip",
-                                        llvm::cl::desc("Target SM"),
-                                        llvm::cl::init("sm_90a")};
-  PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features"),
-      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target SM"), llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{*this, "features",
+                                            llvm::cl::desc("PTX features"),
+                                            llvm::cl::init("+ptx80")};
   PassOptions::Option<int> optLevel{*this, "opt-level",
                                     llvm::cl::desc("LLVM optimization level"),
                                     llvm::cl::init(3)};
@@ -29,8 +28,7 @@ struct MossToCubinOptions : mlir::PassPipelineOptions<MossToCubinOptions> {
                      "or fatbin"),
       llvm::cl::init("isa")};
   PassOptions::Option<std::string> cudaPath{
-      *this, "cuda-path",
-      llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
+      *this, "cuda-path", llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
       llvm::cl::init("/usr/local/cuda")};
 };
 

@@ -23,13 +23,16 @@
  * is fine inside a capture; cuBLASLt may still load its own kernels on first
  * use, so a capture-critical shape can be warmed up with one eager call.
  *
- * Workspace (cuBLASLt workspace and split-K partial sums, the latter sized
- * for the largest M of each whitelist key) is reserved per context at setup,
+ * Workspace (cuBLASLt workspace, split-K partial sums sized for the largest
+ * M of each whitelist key, and, when the manifest lists the attention kernel,
+ * the split-KV partials of attention: the most the launch rule can ask for,
+ * about 6 MB, whatever B, H, T and S) is reserved per context at setup,
  * in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment variable read at create,
  * default 4, 1..64). A stream gets a slot of its own the first time it is
  * used; calls on streams that came after all slots were taken run without
- * workspace (cuBLASLt without workspace; split-K kernels fall back), which is
- * slower but never races. Bindings last as long as the runtime, so reuse a
+ * workspace (cuBLASLt without workspace; split-K kernels fall back;
+ * attention runs in one pass over the keys, splits = 1), which is slower but
+ * never races. Bindings last as long as the runtime, so reuse a
  * few streams rather than creating one per call. A CUDA graph captured on
  * stream S uses S's slot:
  * do not replay it concurrently with other work that uses S's slot (calls on
@@ -160,13 +163,39 @@ typedef struct {
   float scale; /* 0 -> D^-0.5 */
 } moss_attention_args;
 
-/* Masked attention over a ring KV cache (moss.streaming_attention).
- * Requirements: all sizes >= 1, D == 64; q, k, v, mask and out non-NULL;
- * q/k/v 2-byte aligned with innermost (D) stride 1 and strides >= 0; mask
- * strides >= 0; out must not overlap q, k, v or mask; scale finite and
- * >= 0. Violations -> MOSS_ERROR_INVALID_ARGUMENT. Runs the generated
- * attention kernel listed in the manifest; with none listed ->
- * MOSS_ERROR_UNSUPPORTED (there is no fallback). */
+/* Masked attention over a ring KV cache (moss.streaming_attention):
+ * out = softmax(scale * q.k^T over the keys the mask allows) . v, FP32
+ * online softmax, BF16 tensor cores; a query row with no allowed key gets
+ * exact zeros. Runs the generated attention kernel of the manifest
+ * (docs/kernel-abi.md, "Attention kernel ABI"); without one ->
+ * MOSS_ERROR_UNSUPPORTED (there is no fallback).
+ *
+ * Requirements (else MOSS_ERROR_INVALID_ARGUMENT, naming the argument):
+ *   - B, H, T, S in [1, INT32_MAX], D == 64; T at most 65535 * 64;
+ *   - q, k, v, mask and out non-NULL; q, k, v and out 16-byte aligned;
+ *   - q/k/v: innermost (D) stride 1, the other strides >= 0 and multiples of
+ *     8 elements (true for contiguous caches and for q as a view of a fused
+ *     [B,T,3,H,D] QKV projection); mask: any alignment, strides >= 0;
+ *   - out must not overlap q, k, v or mask;
+ *   - scale finite and >= 0 (0 -> D^-0.5 = 0.125); layout BTHD or BHTD.
+ * Precondition (not checked: it would read the data): the v rows of keys
+ * the mask hides must hold finite values. A hidden key gets weight exactly 0,
+ * but 0 * NaN is NaN in the tensor-core MMA; zero-initialise a ring cache's
+ * unused slots.
+ *
+ * out: BTHD (default) writes contiguous [B,T,H,D] storage, so the logical
+ * [B,H,T,D] result has strides (T*H*D, D, H*D, 1) and [B,T,H*D] for the
+ * output projection is a free view; BHTD writes [B,H,T,D]. Both give the
+ * same values bit for bit, as do skip_empty_tiles on and off (nonzero: skip
+ * key tiles whose mask block is all false; helps sparse histories).
+ *
+ * Short chunks split the keys across CTAs (split-KV, flash-decoding style)
+ * by the rule moss::config::deriveAttentionLaunch, using the stream's
+ * workspace slot; a stream without a slot runs one pass (splits = 1), which
+ * agrees with the split result up to FP32 rounding (a few outputs may differ
+ * in the last bf16 bit). The result is deterministic for a given stream
+ * slot. Asynchronous, no host sync, no allocation: capturable in CUDA graphs
+ * and thread-safe like moss_ffn_gemm. */
 MOSS_RUNTIME_API moss_status_t moss_streaming_attention(
     moss_runtime_t rt, const moss_attention_args *args, void *stream);
 

@@ -7,6 +7,7 @@
 // split-KV workspace, and the combine launch when the rule splits.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelModule.h"
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Conversion/MossToGPU/AttentionKernelBuilder.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
@@ -20,17 +21,6 @@ using namespace mlir;
 using namespace moss;
 
 namespace {
-/// Returns the `moss_kernels` gpu.module of `top`, creating it if needed.
-gpu::GPUModuleOp kernelModuleOf(RewriterBase &rw, ModuleOp top) {
-  if (auto existing = dyn_cast_or_null<gpu::GPUModuleOp>(
-          SymbolTable::lookupSymbolIn(top, kKernelModuleName)))
-    return existing;
-  OpBuilder::InsertionGuard guard(rw);
-  rw.setInsertionPointToStart(top.getBody());
-  top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), rw.getUnitAttr());
-  return gpu::GPUModuleOp::create(rw, top.getLoc(), kKernelModuleName);
-}
-
 /// A tensor operand as the kernel sees it: a device pointer to its first
 /// element and its strides in elements.
 struct StridedOperand {
@@ -75,7 +65,7 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
       return failure();
     Location loc = op.getLoc();
     auto top = op->getParentOfType<ModuleOp>();
-    gpu::GPUModuleOp kernels = kernelModuleOf(rw, top);
+    gpu::GPUModuleOp kernels = getOrCreateKernelModule(rw, top);
     std::string name = config::kAttentionKernelName;
     std::string combineName = name + config::kAttentionCombineSuffix;
     if (!SymbolTable::lookupSymbolIn(kernels, name) &&

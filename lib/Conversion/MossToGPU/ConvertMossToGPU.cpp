@@ -21,9 +21,8 @@ struct ConvertMossToGPUPass
     // Report every op that cannot be lowered, each with its reason, before
     // rewriting anything.
     bool lowerable = true;
-    module.walk([&](LinearOp op) {
-      lowerable &= succeeded(checkLinearLowerable(op));
-    });
+    module.walk(
+        [&](LinearOp op) { lowerable &= succeeded(checkLinearLowerable(op)); });
     module.walk([&](StreamingAttentionOp op) {
       lowerable &= succeeded(checkAttentionLowerable(op));
     });

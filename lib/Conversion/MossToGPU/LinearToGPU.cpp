@@ -6,6 +6,7 @@
 // runtime's vendor path.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelModule.h"
 #include "moss/Config/GemmLaunch.h"
 #include "moss/Config/Whitelist.h"
 #include "moss/Conversion/MossToGPU/GemmKernelBuilder.h"
@@ -40,24 +41,11 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// Returns the `moss_kernels` gpu.module of `top`, creating it if needed.
-gpu::GPUModuleOp getOrCreateKernelModule(RewriterBase &rw, ModuleOp top) {
-  if (auto existing = dyn_cast_or_null<gpu::GPUModuleOp>(
-          SymbolTable::lookupSymbolIn(top, kKernelModuleName)))
-    return existing;
-  OpBuilder::InsertionGuard guard(rw);
-  rw.setInsertionPointToStart(top.getBody());
-  top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-               rw.getUnitAttr());
-  return gpu::GPUModuleOp::create(rw, top.getLoc(), kKernelModuleName);
-}
-
 struct LinearToGPU : OpConversionPattern<LinearOp> {
   using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult
-  matchAndRewrite(LinearOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rw) const override {
+  LogicalResult matchAndRewrite(LinearOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
     TileAttr tile = op.getTileAttr();
     if (!tile)
       return failure(); // vendor_fallback ops have their own pattern.
@@ -78,9 +66,14 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
     if (!SymbolTable::lookupSymbolIn(kernels, name)) {
       OpBuilder::InsertionGuard guard(rw);
       rw.setInsertionPointToEnd(kernels.getBody());
-      GemmKernelSpec spec{n,           k,           static_cast<int>(op.getEpilogue()),
-                          tile.getBm(), tile.getBn(), tile.getBk(),
-                          tile.getSplit(), name};
+      GemmKernelSpec spec{n,
+                          k,
+                          static_cast<int>(op.getEpilogue()),
+                          tile.getBm(),
+                          tile.getBn(),
+                          tile.getBk(),
+                          tile.getSplit(),
+                          name};
       if (failed(buildGemmKernels(rw, loc, kernels, spec)))
         return op.emitOpError("could not build GEMM kernel ") << name;
     }
@@ -94,8 +87,8 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
     Value xBuf = toBuffer(rw, loc, adaptor.getX());
     Value wBuf = toBuffer(rw, loc, adaptor.getW());
     Value mIndex = memref::DimOp::create(rw, loc, xBuf, 0);
-    auto outType = MemRefType::get({cast<MemRefType>(xBuf.getType()).getDimSize(0), n},
-                                   rw.getBF16Type());
+    auto outType = MemRefType::get(
+        {cast<MemRefType>(xBuf.getType()).getDimSize(0), n}, rw.getBF16Type());
     SmallVector<Value> dynM;
     if (outType.isDynamicDim(0))
       dynM.push_back(mIndex);
@@ -107,8 +100,8 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
     };
     Value workspace = null;
     if (tile.getSplit() > 1) {
-      auto wsType = MemRefType::get(
-          {tile.getSplit(), outType.getDimSize(0), n}, rw.getF32Type());
+      auto wsType = MemRefType::get({tile.getSplit(), outType.getDimSize(0), n},
+                                    rw.getF32Type());
       workspace = basePointer(
           rw, loc, memref::AllocOp::create(rw, loc, wsType, dynM), ptrType);
     }
@@ -148,9 +141,8 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
 struct LinearToVendorCall : OpConversionPattern<LinearOp> {
   using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult
-  matchAndRewrite(LinearOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rw) const override {
+  LogicalResult matchAndRewrite(LinearOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
     if (op.getTileAttr())
       return failure();
     if (!op.getVendorFallback())
@@ -162,8 +154,7 @@ struct LinearToVendorCall : OpConversionPattern<LinearOp> {
     };
     Type bf16 = rw.getBF16Type();
     auto asDynamic = [&](Value tensor, MemRefType type) -> Value {
-      return memref::CastOp::create(rw, loc, type,
-                                    toBuffer(rw, loc, tensor));
+      return memref::CastOp::create(rw, loc, type, toBuffer(rw, loc, tensor));
     };
     Value xBuf = toBuffer(rw, loc, adaptor.getX());
     Value mIndex = memref::DimOp::create(rw, loc, xBuf, 0);
@@ -178,8 +169,8 @@ struct LinearToVendorCall : OpConversionPattern<LinearOp> {
         memref::CastOp::create(rw, loc, dynamic2d(bf16), xBuf),
         asDynamic(adaptor.getW(), dynamic2d(bf16))};
     if (adaptor.getScale()) {
-      args.push_back(asDynamic(
-          adaptor.getScale(), MemRefType::get({ShapedType::kDynamic}, bf16)));
+      args.push_back(asDynamic(adaptor.getScale(),
+                               MemRefType::get({ShapedType::kDynamic}, bf16)));
       args.push_back(asDynamic(adaptor.getResidual(), dynamic2d(bf16)));
     }
     args.push_back(memref::CastOp::create(rw, loc, dynamic2d(bf16), outBuf));

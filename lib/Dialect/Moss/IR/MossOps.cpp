@@ -13,8 +13,8 @@ namespace {
 /// Checks that `value` is a ranked tensor of `rank` with elements `elemType`;
 /// the message names the operand, the expected form and what was found.
 FailureOr<RankedTensorType> expectTensor(Operation *op, StringRef name,
-                                         Type type, int64_t rank,
-                                         Type elemType, StringRef shapeDoc) {
+                                         Type type, int64_t rank, Type elemType,
+                                         StringRef shapeDoc) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || tensor.getRank() != rank ||
       tensor.getElementType() != elemType) {
@@ -151,8 +151,8 @@ LogicalResult StreamingAttentionOp::verify() {
     return emitOpError() << "head dim D of 'q' must be a static multiple of "
                             "16 in [16, 256], found "
                          << dimText(d);
-  for (auto [name, tensor] : {std::pair<StringRef, RankedTensorType>{"k", *k},
-                              {"v", *v}}) {
+  for (auto [name, tensor] :
+       {std::pair<StringRef, RankedTensorType>{"k", *k}, {"v", *v}}) {
     if (!compatible(tensor.getDimSize(0), b))
       return dimMismatch(op, name, "batch B (from 'q')", b,
                          tensor.getDimSize(0));
@@ -166,8 +166,7 @@ LogicalResult StreamingAttentionOp::verify() {
   if (!compatible(v->getDimSize(2), s))
     return dimMismatch(op, "v", "keys S (from 'k')", s, v->getDimSize(2));
   SmallVector<int64_t> expectedMask = {b, 1, t, s};
-  for (auto [expected, found] :
-       llvm::zip_equal(expectedMask, mask->getShape()))
+  for (auto [expected, found] : llvm::zip_equal(expectedMask, mask->getShape()))
     if (!compatible(expected, found))
       return emitOpError() << "operand 'mask' must have shape [B, 1, T, S] = "
                            << shapeText(expectedMask) << ", found "

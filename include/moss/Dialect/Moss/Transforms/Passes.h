@@ -2,9 +2,9 @@
 #ifndef MOSS_DIALECT_MOSS_TRANSFORMS_PASSES_H
 #define MOSS_DIALECT_MOSS_TRANSFORMS_PASSES_H
 
-#include "moss/Dialect/Moss/IR/MossDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "moss/Dialect/Moss/IR/MossDialect.h"
 
 namespace moss {
 #define GEN_PASS_DECL
