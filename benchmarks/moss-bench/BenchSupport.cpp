@@ -9,32 +9,6 @@
 
 namespace moss::bench {
 
-uint16_t toBf16(double value) {
-  float f = static_cast<float>(value);
-  if (std::isnan(f))
-    return 0x7FC0;
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-double fromBf16(uint16_t bits) {
-  uint32_t word = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &word, 4);
-  return f;
-}
-
-std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
-                                 std::mt19937_64 &rng) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<uint16_t> out(count);
-  for (uint16_t &v : out)
-    v = toBf16(dist(rng));
-  return out;
-}
-
 std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
                                     const std::vector<uint16_t> &w,
                                     const std::vector<uint16_t> &scale,

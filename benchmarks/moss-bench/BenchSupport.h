@@ -4,6 +4,7 @@
 #ifndef MOSS_BENCH_BENCHSUPPORT_H
 #define MOSS_BENCH_BENCHSUPPORT_H
 
+#include "moss/Support/HostBf16.h"
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -16,10 +17,9 @@ namespace moss::bench {
 
 //===--- bf16 data and the FP64 reference --------------------------------===//
 
-uint16_t toBf16(double value);
-double fromBf16(uint16_t bits);
-std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
-                                 std::mt19937_64 &rng);
+using host::fromBf16;
+using host::randomBf16;
+using host::toBf16;
 /// FP64 x . w^T, then the rounding contract of `mode`.
 std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
                                     const std::vector<uint16_t> &w,

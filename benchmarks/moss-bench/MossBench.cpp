@@ -7,10 +7,12 @@
 // warm-ups, 8 calls per CUDA graph, 20 replays per sample, median of 5
 // samples, microseconds per call. Each variant's output is checked against
 // the FP64 reference (relative L2). Prints a table; --json writes the
-// results atomically.
+// results atomically. --attention times moss_streaming_attention instead
+// (AttentionBench.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionBench.h"
 #include "BenchSupport.h"
 #include "CublasAnchor.h"
 
@@ -44,6 +46,7 @@ struct Options {
   std::vector<int64_t> mList = {1, 2, 4, 8, 15, 16, 30, 32, 64};
   TimingProtocol protocol;
   bool cold = true;
+  bool attention = false;
 };
 
 struct Case {
@@ -67,7 +70,7 @@ void usage() {
   std::printf(
       "usage: moss-bench [--kernels-dir DIR] [--whitelist PATH] [--json PATH]\n"
       "                  [--commit SHA] [--m-list 1,2,4] [--samples N]\n"
-      "                  [--replays N] [--no-cold]\n"
+      "                  [--replays N] [--no-cold] [--attention]\n"
       "  --kernels-dir  kernels_generated/ with manifest.json (default\n"
       "                 $MOSS_KERNELS_DIR, else ./kernels_generated)\n"
       "  --whitelist    whitelist the kernels were built from (default\n"
@@ -75,7 +78,10 @@ void usage() {
       "configs/h200-example.json)\n"
       "  --commit       recorded in the JSON (default $MOSS_COMMIT)\n"
       "  --m-list       M values of the fallback shapes (decoder "
-      "(N,K,mode))\n");
+      "(N,K,mode))\n"
+      "  --attention    time moss_streaming_attention instead (decoder "
+      "cases,\n"
+      "                 BTHD vs BHTD + copy to [B,T,H,D])\n");
 }
 
 bool parseList(const std::string &text, std::vector<int64_t> &out) {
@@ -132,6 +138,8 @@ bool parseArgs(int argc, char **argv, Options &o) {
       ok = intValue(o.protocol.replays);
     else if (arg == "--no-cold")
       o.cold = false;
+    else if (arg == "--attention")
+      o.attention = true;
     else if (arg == "-h" || arg == "--help") {
       usage();
       std::exit(0);
@@ -285,6 +293,9 @@ int main(int argc, char **argv) {
   Options o;
   if (!parseArgs(argc, argv, o))
     return 2;
+  if (o.attention)
+    return runAttentionBench(
+        {o.kernelsDir, o.whitelist, o.jsonPath, o.commit, o.protocol});
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
     std::fprintf(stderr, "moss-bench: no CUDA device\n");

@@ -1,13 +1,18 @@
 //===- AttentionEntry.cpp - moss_streaming_attention ----------------------===//
 //
-// The generated attention kernel comes with a later issue. Arguments are
-// validated fully now, so callers get the final contract; with no attention
-// kernel in the manifest the call reports MOSS_ERROR_UNSUPPORTED (there is no
-// hand-written fallback by design).
+// One call: validate against the generated kernel's real requirements
+// (docs/kernel-abi.md, "Attention kernel ABI"), find the context's state and
+// the stream's workspace slot, apply the shared launch rule
+// (moss::config::deriveAttentionLaunch) and launch the main kernel, plus the
+// combine kernel when the rule splits the keys. No host sync, no allocation,
+// no module loading once the context is set up: calls can be captured into
+// CUDA graphs. There is no hand-written fallback by design.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeImpl.h"
+
+#include "moss/Config/AttentionLaunch.h"
 
 #include <cmath>
 #include <cstdint>
@@ -16,7 +21,18 @@
 namespace moss::runtime {
 namespace {
 
-constexpr int64_t kHeadDim = 64;
+constexpr int64_t kHeadDim = config::kAttentionHeadDim;
+/// The kernel copies K/V rows with 16-byte cp.async and reads q in 4-byte
+/// pairs from 16-byte aligned rows: pointers 16-byte aligned, row strides
+/// multiples of 8 bf16 elements.
+constexpr uintptr_t kPointerAlign = 16;
+constexpr int64_t kStrideMultiple = 8;
+
+std::string pointerText(const void *p) {
+  char text[32];
+  snprintf(text, sizeof(text), "%p", p);
+  return text;
+}
 
 struct Extent {
   const char *name;
@@ -64,8 +80,10 @@ Status validate(const moss_attention_args &a) {
     if (!op.pointer)
       return invalidArgument(where + op.name + " is NULL");
   for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[4]})
-    if (reinterpret_cast<uintptr_t>(op.pointer) % 2)
-      return invalidArgument(where + op.name + " is not 2-byte aligned (bf16)");
+    if (reinterpret_cast<uintptr_t>(op.pointer) % kPointerAlign)
+      return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
+                             " is not 16-byte aligned (the kernel copies "
+                             "rows of 8 bf16 at a time)");
   if (a.layout != MOSS_LAYOUT_BTHD && a.layout != MOSS_LAYOUT_BHTD)
     return invalidArgument(where + "layout " +
                            std::to_string(static_cast<int>(a.layout)) +
@@ -99,6 +117,14 @@ Status validate(const moss_attention_args &a) {
     if (t.rank == 4 && t.strides[3] != 1)
       return invalidArgument(where + t.name +
                              " must be contiguous in D (stride[3] == 1)");
+    if (t.rank == 4)
+      for (int d = 0; d < 3; ++d)
+        if (t.strides[d] % kStrideMultiple)
+          return invalidArgument(
+              where + t.name + " stride " + std::to_string(d) + " = " +
+              std::to_string(t.strides[d]) +
+              " is not a multiple of 8 elements (rows must stay 16-byte "
+              "aligned)");
     if (!extentOf(t.name, t.pointer, t.sizes, t.strides, t.rank, t.elementBytes,
                   extents[i]))
       return invalidArgument(where + t.name +
@@ -116,6 +142,111 @@ Status validate(const moss_attention_args &a) {
   return success();
 }
 
+struct AttentionCall {
+  const moss_attention_args &a;
+  CUstream stream;
+};
+
+Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
+                       const LoadedAttention &loaded, const AttentionCall &c,
+                       const WorkspaceSlot *slot) {
+  const moss_attention_args &a = c.a;
+  config::AttentionLaunch launch;
+  std::string err;
+  if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 0, launch, err))
+    return invalidArgument(err);
+  void *workspace = nullptr;
+  if (launch.splits > 1) {
+    if (slot && slot->attention &&
+        slot->attentionBytes >= static_cast<size_t>(launch.workspaceBytes)) {
+      workspace = slot->attention;
+    } else if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1, launch,
+                                              err)) {
+      // No workspace (stream without a slot): one pass over the keys.
+      return invalidArgument(err);
+    }
+  }
+  const void *q = a.q, *k = a.k, *v = a.v, *mask = a.mask;
+  void *out = a.out;
+  int64_t strides[12] = {a.q_stride[0],    a.q_stride[1],    a.q_stride[2],
+                         a.k_stride[0],    a.k_stride[1],    a.k_stride[2],
+                         a.v_stride[0],    a.v_stride[1],    a.v_stride[2],
+                         a.mask_stride[0], a.mask_stride[1], a.mask_stride[2]};
+  int32_t sizes[4] = {static_cast<int32_t>(a.B), static_cast<int32_t>(a.H),
+                      static_cast<int32_t>(a.T), static_cast<int32_t>(a.S)};
+  float scale = a.scale == 0.f
+                    ? static_cast<float>(1.0 / std::sqrt(double(kHeadDim)))
+                    : a.scale;
+  int32_t layout = static_cast<int32_t>(a.layout);
+  int32_t skip = a.skip_empty_tiles ? 1 : 0;
+  int32_t splits = static_cast<int32_t>(launch.splits);
+  void *params[26] = {&q, &k, &v, &mask, &out, &workspace};
+  for (int i = 0; i < 12; ++i)
+    params[6 + i] = &strides[i];
+  for (int i = 0; i < 4; ++i)
+    params[18 + i] = &sizes[i];
+  params[22] = &scale;
+  params[23] = &layout;
+  params[24] = &skip;
+  params[25] = &splits;
+
+  const auto &functions = kernel.record.functions;
+  CUresult result = api.launchKernel(
+      loaded.main, static_cast<unsigned>(launch.gridX),
+      static_cast<unsigned>(launch.gridY), static_cast<unsigned>(launch.splits),
+      static_cast<unsigned>(launch.threads), 1, 1, 0, c.stream, params,
+      nullptr);
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("launching " + functions[kernel.mainIndex].symbol,
+                       result);
+  if (launch.splits > 1) {
+    result = api.launchKernel(loaded.combine,
+                              static_cast<unsigned>(launch.combineGridX), 1, 1,
+                              static_cast<unsigned>(launch.combineThreads), 1,
+                              1, 0, c.stream, params, nullptr);
+    if (result != CUDA_SUCCESS)
+      return cudaFailure("launching " + functions[kernel.combineIndex].symbol,
+                         result);
+  }
+  return success();
+}
+
+Status runAttention(moss_runtime_s &rt, const AttentionCall &c) {
+  Status status = validate(c.a);
+  if (!status.ok())
+    return status;
+  const KernelSet &kernels = rt.kernels;
+  if (kernels.kernelsDir.empty())
+    return failure(MOSS_ERROR_UNSUPPORTED,
+                   "moss_streaming_attention: no generated attention kernel: "
+                   "the runtime was created without a kernels dir");
+  if (kernels.attention.empty())
+    return failure(MOSS_ERROR_UNSUPPORTED,
+                   "moss_streaming_attention: no generated attention kernel "
+                   "in " +
+                       kernels.kernelsDir + " (manifest lists none)");
+  std::string label = "moss_streaming_attention(B=" + std::to_string(c.a.B) +
+                      ", H=" + std::to_string(c.a.H) +
+                      ", T=" + std::to_string(c.a.T) +
+                      ", S=" + std::to_string(c.a.S) + "): ";
+  ScopedContext scope;
+  ContextState *state = nullptr;
+  status = rt.modules->enter(c.stream, scope, state);
+  if (!status.ok())
+    return failure(status.code, label + status.message);
+  const DriverApi &api = *driverApi();
+  const WorkspaceSlot *slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    slot = state->slotForLocked(streamKey(api, c.stream));
+  }
+  status = launchAttention(api, kernels.attention.front(),
+                           state->attention.front(), c, slot);
+  if (!status.ok())
+    return failure(status.code, label + status.message);
+  return success();
+}
+
 } // namespace
 } // namespace moss::runtime
 
@@ -125,7 +256,6 @@ extern "C" {
 
 MOSS_RUNTIME_API moss_status_t moss_streaming_attention(
     moss_runtime_t rt, const moss_attention_args *args, void *stream) {
-  (void)stream;
   if (!rt)
     return report(nullptr,
                   invalidArgument("moss_streaming_attention: rt is NULL"));
@@ -133,24 +263,8 @@ MOSS_RUNTIME_API moss_status_t moss_streaming_attention(
     return report(rt,
                   invalidArgument("moss_streaming_attention: args is NULL"));
   try {
-    Status status = validate(*args);
-    if (!status.ok())
-      return report(rt, status);
-    const KernelSet &kernels = rt->kernels;
-    if (kernels.kernelsDir.empty())
-      return report(rt, failure(MOSS_ERROR_UNSUPPORTED,
-                                "no generated attention kernel: the runtime "
-                                "was created without a kernels dir"));
-    if (kernels.attention.empty())
-      return report(rt,
-                    failure(MOSS_ERROR_UNSUPPORTED,
-                            "no generated attention kernel in " +
-                                kernels.kernelsDir + " (manifest lists none)"));
     return report(rt,
-                  failure(MOSS_ERROR_UNSUPPORTED,
-                          "the manifest in " + kernels.kernelsDir +
-                              " lists attention kernels, but this runtime "
-                              "cannot launch them yet (no launch contract)"));
+                  runAttention(*rt, {*args, static_cast<CUstream>(stream)}));
   } catch (...) {
     return report(rt, failure(MOSS_ERROR_CUDA,
                               "moss_streaming_attention: out of host memory"));

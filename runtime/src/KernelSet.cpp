@@ -2,6 +2,7 @@
 
 #include "KernelSet.h"
 
+#include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/FileUtil.h"
 #include "moss/Config/GemmLaunch.h"
 #include "moss/Config/Sha256.h"
@@ -133,6 +134,105 @@ Status checkGemmLaunch(const KernelSet &set, GemmKernel &kernel) {
   return success();
 }
 
+/// The manifest's attention record must describe the kernel this runtime
+/// launches: the same 26 arguments, the same constants (abi_version first),
+/// one main and one combine function with the expected symbols.
+Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
+  const config::AttentionKernelRecord &rec = kernel.record;
+  std::string where =
+      set.manifestPath + ": attention kernel " + quoted(rec.name) + ": ";
+  auto bad = [&](const std::string &why) {
+    return failure(MOSS_ERROR_MANIFEST,
+                   where + why + "; this runtime launches " +
+                       config::kAttentionKernelName + " of ABI version " +
+                       std::to_string(config::kAttentionAbiVersion) +
+                       " (rebuild the kernels with a matching moss-aot)");
+  };
+  // abi_version first: a newer ABI may differ in anything else.
+  auto version = rec.params.find("abi_version");
+  if (version == rec.params.end())
+    return bad("field \"params.abi_version\" is missing");
+  if (version->second != config::kAttentionAbiVersion)
+    return bad(
+        "field \"params.abi_version\" = " + std::to_string(version->second) +
+        ", expected " + std::to_string(config::kAttentionAbiVersion));
+  if (rec.name != config::kAttentionKernelName)
+    return bad("field \"name\" is not " + quoted(config::kAttentionKernelName));
+  const std::vector<std::string> &names = config::attentionKernelArgNames();
+  for (size_t i = 0; i < std::max(names.size(), rec.args.size()); ++i) {
+    if (i >= rec.args.size())
+      return bad("field \"args\" has " + std::to_string(rec.args.size()) +
+                 " entries, expected " + std::to_string(names.size()));
+    if (i >= names.size() || rec.args[i] != names[i])
+      return bad("field \"args[" + std::to_string(i) + "]\" is " +
+                 quoted(rec.args[i]) + ", expected " +
+                 (i < names.size() ? quoted(names[i])
+                                   : std::string("no more entries")));
+  }
+  const std::pair<const char *, int64_t> expected[] = {
+      {"abi_version", config::kAttentionAbiVersion},
+      {"head_dim", config::kAttentionHeadDim},
+      {"keys_per_tile", config::kAttentionKeysPerTile},
+      {"rows_per_warp", config::kAttentionRowsPerWarp},
+      {"max_warps", config::kAttentionMaxWarps},
+      {"combine_threads", config::kAttentionCombineThreads},
+      {"combine_rows_per_cta", config::kAttentionCombineRowsPerCta},
+      {"workspace_floats_per_row", config::kAttentionWorkspaceFloatsPerRow},
+      {"sms", config::kAttentionSms},
+      {"max_splits", config::kAttentionMaxSplits}};
+  for (const auto &[name, value] : expected) {
+    auto it = rec.params.find(name);
+    std::string field = std::string("field \"params.") + name + "\"";
+    if (it == rec.params.end())
+      return bad(field + " is missing");
+    if (it->second != value)
+      return bad(field + " = " + std::to_string(it->second) + ", expected " +
+                 std::to_string(value));
+  }
+  for (const auto &[name, value] : rec.params) {
+    bool known = false;
+    for (const auto &e : expected)
+      known |= name == e.first;
+    if (!known)
+      return bad("field \"params." + name +
+                 "\" is not a parameter of this "
+                 "ABI");
+  }
+  std::string combineSymbol = std::string(config::kAttentionKernelName) +
+                              config::kAttentionCombineSuffix;
+  bool haveMain = false, haveCombine = false;
+  for (size_t i = 0; i < rec.functions.size(); ++i) {
+    const config::KernelFunctionRecord &fn = rec.functions[i];
+    std::string field = "field \"functions[" + std::to_string(i) + "]";
+    bool isMain = fn.role == "main", isCombine = fn.role == "combine";
+    if ((!isMain && !isCombine) || (isMain && haveMain) ||
+        (isCombine && haveCombine))
+      return bad(field + ".role\" is " + quoted(fn.role) +
+                 ": expected one \"main\" and one \"combine\" function");
+    const std::string &want =
+        isMain ? std::string(config::kAttentionKernelName) : combineSymbol;
+    if (fn.symbol != want)
+      return bad(field + ".symbol\" is " + quoted(fn.symbol) + ", expected " +
+                 quoted(want));
+    int64_t threads = isMain ? 32 * config::kAttentionMaxWarps
+                             : config::kAttentionCombineThreads;
+    if (fn.block[0] != threads || fn.block[1] != 1 || fn.block[2] != 1)
+      return bad(field + ".block\" is [" + std::to_string(fn.block[0]) + ", " +
+                 std::to_string(fn.block[1]) + ", " +
+                 std::to_string(fn.block[2]) + "], expected [" +
+                 std::to_string(threads) + ", 1, 1]");
+    if (fn.dynamicSharedBytes != 0)
+      return bad(field + ".dynamic_shared_bytes\" = " +
+                 std::to_string(fn.dynamicSharedBytes) + ", expected 0");
+    (isMain ? kernel.mainIndex : kernel.combineIndex) = i;
+    (isMain ? haveMain : haveCombine) = true;
+  }
+  if (!haveMain || !haveCombine)
+    return bad("field \"functions\" lacks the " +
+               std::string(haveMain ? "combine" : "main") + " function");
+  return success();
+}
+
 Status checkCacheKey(const KernelSet &set, const config::Manifest &manifest,
                      const config::Whitelist &whitelist) {
   std::string expected = config::computeCacheKey(
@@ -233,6 +333,30 @@ Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
 
 } // namespace
 
+int64_t maxAttentionRuleWorkspaceBytes() {
+  // splits > 1 needs ctas = B*H*gridY <= slots / 2, and the split count
+  // depends only on ctas, the warps (by T) and the key tiles (S), capped at
+  // kAttentionMaxSplits; rows = B*H*T <= ctas * 16 * warps. So B = ctas,
+  // H = 1, T = 16 * warps and S = 64 tiles of keys for every tile count
+  // covers every case the rule can produce.
+  int64_t most = 0;
+  for (int64_t warps = 1; warps <= config::kAttentionMaxWarps; ++warps) {
+    int64_t t = config::kAttentionRowsPerWarp * warps;
+    int64_t slots = config::kAttentionSms * config::kAttentionCtasPerSm[warps];
+    for (int64_t ctas = 1; 2 * ctas <= slots; ++ctas) {
+      for (int64_t tiles = 2; tiles <= config::kAttentionMaxSplits; ++tiles) {
+        config::AttentionLaunch launch;
+        std::string err;
+        if (config::deriveAttentionLaunch(ctas, 1, t,
+                                          tiles * config::kAttentionKeysPerTile,
+                                          0, launch, err))
+          most = std::max(most, launch.workspaceBytes);
+      }
+    }
+  }
+  return most;
+}
+
 const GemmKernel *KernelSet::find(int64_t m, int64_t n, int64_t k,
                                   int ep) const {
   auto it = selected.find({m, n, k, ep});
@@ -270,16 +394,25 @@ Status loadKernelSet(const char *kernelsDir, const char *whitelistPath,
                        kSupportedChip + " kernels (compute capability 9.0)");
   set.chip = manifest.chip;
 
+  if (manifest.attentionKernels.size() > 1)
+    return failure(MOSS_ERROR_MANIFEST,
+                   set.manifestPath + ": \"attention_kernels\" lists " +
+                       std::to_string(manifest.attentionKernels.size()) +
+                       " kernels; this runtime knows one (" +
+                       config::kAttentionKernelName + ")");
   for (size_t i = 0; i < manifest.attentionKernels.size(); ++i) {
     AttentionKernel kernel;
     kernel.record = manifest.attentionKernels[i];
-    Status status = readCubin(
-        set, "attention kernel " + quoted(kernel.record.name),
-        kernel.record.chip, kernel.record.cubin, kernel.record.cubinSha256,
-        kernel.cubinPath, kernel.cubinBytes);
+    Status status = checkAttentionRecord(set, kernel);
+    if (status.ok())
+      status = readCubin(set, "attention kernel " + quoted(kernel.record.name),
+                         kernel.record.chip, kernel.record.cubin,
+                         kernel.record.cubinSha256, kernel.cubinPath,
+                         kernel.cubinBytes);
     if (!status.ok())
       return status;
     set.attention.push_back(std::move(kernel));
+    set.attentionWorkspaceBytes = maxAttentionRuleWorkspaceBytes();
   }
 
   if (whitelistPath && *whitelistPath) {

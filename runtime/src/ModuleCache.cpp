@@ -270,17 +270,18 @@ Status ModuleCache::setUp(ContextState &state) {
   }
 
   for (const AttentionKernel &kernel : kernels.attention) {
-    CUmodule module = nullptr;
-    result = api.moduleLoadData(&module, kernel.cubinBytes.data());
+    LoadedAttention loaded;
+    result = api.moduleLoadData(&loaded.module, kernel.cubinBytes.data());
     if (result != CUDA_SUCCESS)
       return cudaFailure("cuModuleLoadData(" + kernel.cubinPath + ") on " +
                              deviceText(api, device, major, minor),
                          result);
-    state.attentionModules.push_back(module);
-    std::vector<CUfunction> functions;
-    for (const config::KernelFunctionRecord &fn : kernel.record.functions) {
+    state.attention.push_back(loaded); // Recorded so release() unloads it.
+    for (size_t index : {kernel.mainIndex, kernel.combineIndex}) {
+      const config::KernelFunctionRecord &fn = kernel.record.functions[index];
       CUfunction function = nullptr;
-      result = api.moduleGetFunction(&function, module, fn.symbol.c_str());
+      result =
+          api.moduleGetFunction(&function, loaded.module, fn.symbol.c_str());
       if (result != CUDA_SUCCESS)
         return failure(MOSS_ERROR_MANIFEST,
                        "cubin " + kernel.cubinPath + " has no kernel \"" +
@@ -288,9 +289,19 @@ Status ModuleCache::setUp(ContextState &state) {
                            ": " + cuResultText(result));
       if (api.funcLoad && (result = api.funcLoad(function)) != CUDA_SUCCESS)
         return cudaFailure("cuFuncLoad(" + fn.symbol + ")", result);
-      functions.push_back(function);
+      int maxThreads = 0;
+      api.funcGetAttribute(&maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                           function);
+      if (fn.block[0] > maxThreads)
+        return failure(MOSS_ERROR_MANIFEST,
+                       "kernel \"" + fn.symbol + "\" in " + kernel.cubinPath +
+                           " is launched with up to " +
+                           std::to_string(fn.block[0]) +
+                           " threads but its resources allow only " +
+                           std::to_string(maxThreads));
+      (index == kernel.mainIndex ? state.attention.back().main
+                                 : state.attention.back().combine) = function;
     }
-    state.attentionFunctions.push_back(std::move(functions));
   }
 
   Status status = loadEpilogueKernels(api, state.epilogue);
@@ -305,7 +316,9 @@ Status ModuleCache::setUp(ContextState &state) {
   size_t cublasBytes = roundUp(config.cublasBytes);
   size_t splitBytes =
       needsGemm ? roundUp(static_cast<size_t>(kernels.splitWorkspaceBytes)) : 0;
-  size_t slotBytes = cublasBytes + splitBytes;
+  size_t attentionBytes =
+      roundUp(static_cast<size_t>(kernels.attentionWorkspaceBytes));
+  size_t slotBytes = cublasBytes + splitBytes + attentionBytes;
   if (slotBytes && config.slots) {
     result = api.memAlloc(&state.workspace, slotBytes * config.slots);
     if (result != CUDA_SUCCESS) {
@@ -323,6 +336,8 @@ Status ModuleCache::setUp(ContextState &state) {
     slot.cublasBytes = cublasBytes;
     slot.split = splitBytes ? base + cublasBytes : nullptr;
     slot.splitBytes = splitBytes;
+    slot.attention = attentionBytes ? base + cublasBytes + splitBytes : nullptr;
+    slot.attentionBytes = attentionBytes;
     state.slots.push_back(slot);
   }
   return success();
@@ -349,13 +364,13 @@ void ModuleCache::release(ContextState &state) {
   for (LoadedGemm &loaded : state.gemm)
     if (loaded.module)
       api->moduleUnload(loaded.module);
-  for (CUmodule module : state.attentionModules)
-    api->moduleUnload(module);
+  for (LoadedAttention &loaded : state.attention)
+    if (loaded.module)
+      api->moduleUnload(loaded.module);
   state.cublas = nullptr;
   state.workspace = 0;
   state.gemm.clear();
-  state.attentionModules.clear();
-  state.attentionFunctions.clear();
+  state.attention.clear();
   state.slots.clear();
 }
 

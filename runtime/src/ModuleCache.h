@@ -43,6 +43,8 @@ struct WorkspaceSlot {
   size_t cublasBytes = 0;
   void *split = nullptr; ///< Split-K partial sums (FP32).
   size_t splitBytes = 0;
+  void *attention = nullptr; ///< Split-KV partials of attention (FP32).
+  size_t attentionBytes = 0;
 };
 
 struct LoadedGemm {
@@ -51,12 +53,17 @@ struct LoadedGemm {
   CUfunction reduce = nullptr;
 };
 
+struct LoadedAttention {
+  CUmodule module = nullptr;
+  CUfunction main = nullptr;
+  CUfunction combine = nullptr;
+};
+
 struct ContextState {
   CUcontext context = nullptr;
   unsigned long long contextId = 0;
-  std::vector<LoadedGemm> gemm; ///< Parallel to KernelSet::gemm.
-  std::vector<CUmodule> attentionModules;
-  std::vector<std::vector<CUfunction>> attentionFunctions;
+  std::vector<LoadedGemm> gemm;           ///< Parallel to KernelSet::gemm.
+  std::vector<LoadedAttention> attention; ///< Parallel to KernelSet::attention.
   EpilogueKernels epilogue;
   cublasLtHandle_t cublas = nullptr;
   CUdeviceptr workspace = 0;

@@ -203,7 +203,7 @@ bool buildAttentionKernel(mlir::MLIRContext &ctx,
   record.ptx = stem + ".ptx";
   record.args = config::attentionKernelArgNames();
   record.params = {
-      {"abi_version", 1},
+      {"abi_version", config::kAttentionAbiVersion},
       {"head_dim", config::kAttentionHeadDim},
       {"keys_per_tile", config::kAttentionKeysPerTile},
       {"rows_per_warp", config::kAttentionRowsPerWarp},

@@ -1,14 +1,20 @@
 //===- AttentionArgsTests.cpp - moss_streaming_attention's contract -------===//
 //
-// The generated attention kernel is a later issue; until then every bad
-// argument is rejected by name and a valid call reports that there is no
-// kernel (there is no hand-written fallback).
+// Every bad argument is rejected by name before anything is launched, with
+// the generated kernel's real requirements (16-byte aligned q/k/v/out, q/k/v
+// strides multiples of 8 elements); a runtime without an attention kernel
+// reports MOSS_ERROR_UNSUPPORTED (there is no hand-written fallback). Needs a
+// GPU only because creating a runtime does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestSupport.h"
 
+#include "moss/Version.h"
+
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
 using namespace moss::runtime::test;
@@ -68,16 +74,29 @@ TEST_F(AttentionArgs, ValidCallWithoutKernelIsUnsupported) {
 }
 
 TEST_F(AttentionArgs, ManifestWithoutAttentionKernelsSaysSo) {
-  std::string dir = testKernelsDir(), why;
-  if (!whyNoManifest(dir).empty())
-    GTEST_SKIP() << whyNoManifest(dir);
+  // A manifest with no kernels at all: create loads nothing.
+  ScratchDir dir;
+  moss::config::Manifest manifest;
+  manifest.mossVersion = MOSS_VERSION;
+  manifest.chip = "sm_90a";
+  manifest.whitelistSha256 = std::string(64, '0');
+  manifest.cacheKey = std::string(64, '0');
+  std::string err;
+  ASSERT_TRUE(moss::config::writeManifestAtomic(dir.path, manifest, err))
+      << err;
   RuntimeHandle withDir;
-  // No whitelist: only attention kernels would load.
-  ASSERT_EQ(moss_runtime_create(dir.c_str(), "", &withDir.rt), MOSS_OK)
-      << moss_runtime_last_error(nullptr);
+  // No whitelist: "" falls back to $MOSS_CODEC_GEMM_CONFIG, so hide it.
+  const char *env = std::getenv("MOSS_CODEC_GEMM_CONFIG");
+  std::string saved = env ? env : "";
+  unsetenv("MOSS_CODEC_GEMM_CONFIG");
+  moss_status_t created =
+      moss_runtime_create(dir.path.c_str(), "", &withDir.rt);
+  if (env)
+    setenv("MOSS_CODEC_GEMM_CONFIG", saved.c_str(), 1);
+  ASSERT_EQ(created, MOSS_OK) << moss_runtime_last_error(nullptr);
   moss_status_t status = moss_streaming_attention(withDir.rt, &args, nullptr);
   EXPECT_EQ(status, MOSS_ERROR_UNSUPPORTED);
-  EXPECT_CONTAINS(moss_runtime_last_error(withDir.rt), dir);
+  EXPECT_CONTAINS(moss_runtime_last_error(withDir.rt), "manifest lists none");
 }
 
 TEST_F(AttentionArgs, NullArgumentsAndPointers) {
@@ -129,7 +148,44 @@ TEST_F(AttentionArgs, StridesAndAliasing) {
   expectInvalid(bad, "out overlaps v");
   bad = args;
   bad.q = static_cast<const char *>(args.q) + 1;
-  expectInvalid(bad, "2-byte aligned");
+  expectInvalid(bad, "q = ");
+  bad = args;
+  bad.q = static_cast<const char *>(args.q) + 2;
+  expectInvalid(bad, "16-byte aligned");
+  bad = args;
+  bad.out = static_cast<char *>(args.out) + 8;
+  expectInvalid(bad, "out = ");
+  bad = args;
+  bad.v = static_cast<const char *>(args.v) + 4;
+  expectInvalid(bad, "16-byte aligned");
+}
+
+TEST_F(AttentionArgs, StridesMustKeepRowsAligned) {
+  moss_attention_args bad = args;
+  bad.q_stride[2] = 68; // t stride not a multiple of 8 elements
+  expectInvalid(bad, "q stride 2 = 68 is not a multiple of 8");
+  bad = args;
+  bad.k_stride[1] = S * D + 4;
+  expectInvalid(bad, "k stride 1");
+  bad = args;
+  bad.v_stride[0] = 3;
+  expectInvalid(bad, "v stride 0");
+}
+
+TEST_F(AttentionArgs, MaskTakesAnyStridesAndAlignment) {
+  // Arguments are valid; without a kernel the call gets as far as "no
+  // generated attention kernel", never INVALID_ARGUMENT.
+  moss_attention_args ok = args;
+  ok.mask = static_cast<const char *>(args.mask) + 1;
+  ok.mask_stride[0] = 0, ok.mask_stride[1] = 1, ok.mask_stride[2] = T;
+  EXPECT_EQ(moss_streaming_attention(h.rt, &ok, nullptr),
+            MOSS_ERROR_UNSUPPORTED)
+      << moss_runtime_last_error(h.rt);
+  ok = args;
+  ok.q_stride[0] = 0; // broadcast q over the batch: still valid
+  EXPECT_EQ(moss_streaming_attention(h.rt, &ok, nullptr),
+            MOSS_ERROR_UNSUPPORTED)
+      << moss_runtime_last_error(h.rt);
 }
 
 } // namespace

@@ -210,35 +210,6 @@ void poison(void *device, size_t elements) {
   upload(device, std::vector<uint16_t>(elements, 0x7FC0));
 }
 
-uint16_t toBf16(double value) {
-  float f = static_cast<float>(value);
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if (std::isnan(f))
-    return 0x7FC0;
-  // Double -> float may round once already; the contract's values are FP32
-  // before the bf16 rounding on the GPU as well.
-  uint32_t lsb = (bits >> 16) & 1;
-  bits += 0x7FFF + lsb;
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-double fromBf16(uint16_t bits) {
-  uint32_t word = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &word, 4);
-  return f;
-}
-
-std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
-                                 std::mt19937_64 &rng) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<uint16_t> out(count);
-  for (uint16_t &v : out)
-    v = toBf16(dist(rng));
-  return out;
-}
-
 std::vector<double> referenceAccumulators(const std::vector<uint16_t> &x,
                                           const std::vector<uint16_t> &w,
                                           int64_t m, int64_t n, int64_t k) {

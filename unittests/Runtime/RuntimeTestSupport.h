@@ -10,6 +10,7 @@
 #ifndef MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
 #define MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
 
+#include "moss/Support/HostBf16.h"
 #include "moss/Config/Manifest.h"
 #include "moss/Runtime/moss_runtime.h"
 
@@ -110,13 +111,12 @@ void poison(void *device, size_t elements);
 
 //===--- bf16 and the reference ------------------------------------------===//
 
-uint16_t toBf16(double value); ///< Round to nearest even.
-double fromBf16(uint16_t bits);
+using moss::host::fromBf16;
+using moss::host::toBf16;
 inline double roundBf16(double v) { return fromBf16(toBf16(v)); }
 
 /// Uniform bf16 values in [lo, hi).
-std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
-                                 std::mt19937_64 &rng);
+using moss::host::randomBf16;
 
 /// acc[m][n] = sum_k x[m,k] w[n,k] in FP64 (multi-threaded).
 std::vector<double> referenceAccumulators(const std::vector<uint16_t> &x,

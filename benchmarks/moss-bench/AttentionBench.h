@@ -1,0 +1,25 @@
+//===- AttentionBench.h - moss-bench --attention ----------------*- C++ -*-===//
+
+#ifndef MOSS_BENCH_ATTENTIONBENCH_H
+#define MOSS_BENCH_ATTENTIONBENCH_H
+
+#include "BenchSupport.h"
+
+#include <string>
+
+namespace moss::bench {
+
+struct AttentionBenchOptions {
+  std::string kernelsDir, whitelist, jsonPath, commit;
+  TimingProtocol protocol;
+};
+
+/// Times moss_streaming_attention for the decoder's cases (BTHD, BHTD, and
+/// BHTD plus the copy to [B,T,H,D]), checks each against an FP64 reference,
+/// prints a table beside the upstream landmarks and writes JSON. Returns the
+/// process exit code (0 when every case ran and was accurate).
+int runAttentionBench(const AttentionBenchOptions &options);
+
+} // namespace moss::bench
+
+#endif // MOSS_BENCH_ATTENTIONBENCH_H

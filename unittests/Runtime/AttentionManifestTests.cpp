@@ -1,0 +1,190 @@
+//===- AttentionManifestTests.cpp - The attention record's checks, no GPU -===//
+//
+// create() refuses an attention record that does not describe the kernel this
+// runtime launches (args, params with abi_version first, functions) or whose
+// cubin changed, naming the field, before it touches CUDA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include "moss/Config/AttentionLaunch.h"
+#include "moss/Config/Sha256.h"
+#include "moss/Version.h"
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+using namespace moss::runtime::test;
+namespace config = moss::config;
+
+namespace {
+
+const char *kCubin = "not a real cubin";
+
+config::KernelFunctionRecord
+function(const std::string &symbol, const std::string &role, int64_t threads) {
+  config::KernelFunctionRecord fn;
+  fn.symbol = symbol;
+  fn.role = role;
+  fn.grid = {1, 1, 1};
+  fn.block = {threads, 1, 1};
+  fn.dynamicSharedBytes = 0;
+  return fn;
+}
+
+/// A manifest with no GEMMs and the attention record moss-aot writes.
+config::Manifest attentionManifest() {
+  config::Manifest m;
+  m.mossVersion = MOSS_VERSION;
+  m.chip = "sm_90a";
+  m.pipeline = "test-pipeline";
+  m.whitelistSha256 = std::string(64, '0');
+  m.cacheKey = std::string(64, '0');
+  config::AttentionKernelRecord rec;
+  rec.name = config::kAttentionKernelName;
+  rec.chip = "sm_90a";
+  rec.cubin = rec.name + ".cubin";
+  rec.ptx = rec.name + ".ptx";
+  rec.cubinSha256 = config::sha256Hex(kCubin);
+  rec.args = config::attentionKernelArgNames();
+  rec.params = {{"abi_version", config::kAttentionAbiVersion},
+                {"head_dim", 64},
+                {"keys_per_tile", 64},
+                {"rows_per_warp", 16},
+                {"max_warps", 4},
+                {"combine_threads", 128},
+                {"combine_rows_per_cta", 8},
+                {"workspace_floats_per_row", 66},
+                {"sms", 132},
+                {"max_splits", 16}};
+  rec.functions = {function(rec.name, "main", 128),
+                   function(rec.name + "_combine", "combine", 128)};
+  m.attentionKernels.push_back(rec);
+  return m;
+}
+
+struct Outcome {
+  moss_status_t status;
+  std::string message;
+};
+
+/// Writes the manifest (after `edit`) and a fake cubin, then creates a
+/// runtime without a whitelist.
+Outcome createWith(const std::function<void(config::Manifest &)> &edit,
+                   ScratchDir &dir) {
+  config::Manifest m = attentionManifest();
+  edit(m);
+  writeText(dir.file(config::kAttentionKernelName + std::string(".cubin")),
+            kCubin);
+  writeText(dir.file(config::kAttentionKernelName + std::string(".ptx")),
+            "// fake\n");
+  std::string err;
+  EXPECT_TRUE(config::writeManifestAtomic(dir.path, m, err)) << err;
+  const char *env = std::getenv("MOSS_CODEC_GEMM_CONFIG");
+  std::string saved = env ? env : "";
+  unsetenv("MOSS_CODEC_GEMM_CONFIG");
+  moss_runtime_t rt = nullptr;
+  moss_status_t status = moss_runtime_create(dir.path.c_str(), "", &rt);
+  Outcome out{status, moss_runtime_last_error(nullptr)};
+  if (env)
+    setenv("MOSS_CODEC_GEMM_CONFIG", saved.c_str(), 1);
+  moss_runtime_destroy(rt);
+  return out;
+}
+
+void expectManifestError(const std::function<void(config::Manifest &)> &edit,
+                         const std::string &field) {
+  ScratchDir dir;
+  Outcome r = createWith(edit, dir);
+  EXPECT_EQ(r.status, MOSS_ERROR_MANIFEST) << r.message;
+  EXPECT_CONTAINS(r.message, field);
+  EXPECT_CONTAINS(r.message, dir.path);
+}
+
+config::AttentionKernelRecord &rec(config::Manifest &m) {
+  return m.attentionKernels.front();
+}
+
+TEST(AttentionManifest, ValidRecordPassesHostChecks) {
+  ScratchDir dir;
+  Outcome r = createWith([](config::Manifest &) {}, dir);
+  std::string why;
+  if (!gpuAvailable(why)) {
+    EXPECT_EQ(r.status, MOSS_ERROR_CUDA) << r.message;
+    EXPECT_CONTAINS(r.message, "no CUDA device");
+  } else {
+    // The fake cubin is no image cuModuleLoadData accepts.
+    EXPECT_NE(r.status, MOSS_OK);
+    EXPECT_NE(r.status, MOSS_ERROR_MANIFEST) << r.message;
+    EXPECT_CONTAINS(r.message, dir.path);
+  }
+}
+
+TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
+  expectManifestError(
+      [](config::Manifest &m) {
+        rec(m).params["abi_version"] = 2;
+        rec(m).params["head_dim"] = 128; // reported after the version
+      },
+      "\"params.abi_version\" = 2, expected 1");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
+      "\"params.abi_version\" is missing");
+}
+
+TEST(AttentionManifest, ParamsMustMatchCompiledConstants) {
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).params["head_dim"] = 128; },
+      "\"params.head_dim\" = 128, expected 64");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).params["max_splits"] = 8; },
+      "\"params.max_splits\" = 8, expected 16");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).params.erase("keys_per_tile"); },
+      "\"params.keys_per_tile\" is missing");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).params["new_knob"] = 1; },
+      "\"params.new_knob\" is not a parameter");
+}
+
+TEST(AttentionManifest, ArgsMustMatchTheAbi) {
+  expectManifestError(
+      [](config::Manifest &m) { std::swap(rec(m).args[23], rec(m).args[24]); },
+      "\"args[23]\" is \"skip_empty_tiles\", expected \"layout\"");
+  expectManifestError([](config::Manifest &m) { rec(m).args.pop_back(); },
+                      "\"args\" has 25 entries, expected 26");
+}
+
+TEST(AttentionManifest, FunctionsMustBeMainAndCombine) {
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).functions[1].role = "reduce"; },
+      "\"functions[1].role\" is \"reduce\"");
+  expectManifestError([](config::Manifest &m) { rec(m).functions.pop_back(); },
+                      "lacks the combine function");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).functions[0].symbol = "other"; },
+      "\"functions[0].symbol\" is \"other\"");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).functions[0].block[0] = 256; },
+      "\"functions[0].block\" is [256, 1, 1], expected [128, 1, 1]");
+}
+
+TEST(AttentionManifest, NameChipAndDigest) {
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).name = "streaming_attention_d128"; },
+      "field \"name\"");
+  expectManifestError([](config::Manifest &m) { rec(m).chip = "sm_100a"; },
+                      "chip \"sm_100a\" differs");
+  expectManifestError(
+      [](config::Manifest &m) {
+        rec(m).cubinSha256 = config::sha256Hex("another cubin");
+      },
+      "has sha256");
+  expectManifestError(
+      [](config::Manifest &m) { m.attentionKernels.push_back(rec(m)); },
+      "lists 2 kernels");
+}
+
+} // namespace

@@ -1,0 +1,473 @@
+//===- AttentionTests.cpp - moss_streaming_attention on the GPU -----------===//
+//
+// The generated attention kernel through the C API, against an FP64
+// reference of masked softmax attention on fresh random data:
+//   - relative L2 <= 3e-3 for the decoder's cases, q a strided view of a
+//     fused QKV [B,T,3,H,D] buffer, ring masks with rolled key slots;
+//   - rows without an allowed key are exactly +0.0 (never NaN);
+//   - BTHD writes [B,T,H,D] storage (a guard band after it stays untouched);
+//   - BHTD and BTHD, skip_empty_tiles on and off, a contiguous q and a
+//     transposed mask storage all agree bit for bit;
+//   - a stream without a workspace slot (one pass) agrees with split-KV up
+//     to FP32 rounding;
+//   - CUDA-graph replay equals eager bit for bit.
+// Skipped without an sm_90 GPU or without an attention kernel in the
+// kernels dir.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include "moss/Config/AttentionLaunch.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+using namespace moss::runtime::test;
+
+namespace {
+
+constexpr int64_t D = 64;
+constexpr double kAttentionTolerance = 3e-3;
+constexpr uint16_t kPoisonBits = 0x7FC1; // a NaN the kernel never writes
+constexpr size_t kGuard = 256;           // elements after the output
+
+enum class MaskKind { Ring, SparseHistory, Random };
+
+struct Problem {
+  int64_t B, H, T, S;
+  std::vector<uint16_t> qkv;  // fused [B,T,3,H,D]; q is slot 0
+  std::vector<uint16_t> k, v; // [B,H,S,D]
+  std::vector<uint8_t> mask;  // [B,T,S]
+
+  size_t outElems() const { return size_t(B * H * T * D); }
+  uint16_t qAt(int64_t b, int64_t h, int64_t t, int64_t d) const {
+    return qkv[size_t((((b * T + t) * 3 + 0) * H + h) * D + d)];
+  }
+};
+
+/// Ring mask of batch b: `hist` earlier positions; query t sits at position
+/// hist + t and sees positions (pos - S, pos]; position p lives in ring slot
+/// (p + roll) % S, and only the newest S positions are in the ring.
+void fillRingMask(Problem &p, int64_t b, int64_t hist, int64_t roll) {
+  int64_t newest = hist + p.T - 1;
+  for (int64_t t = 0; t < p.T; ++t) {
+    int64_t pos = hist + t;
+    for (int64_t slot = 0; slot < p.S; ++slot) {
+      int64_t base = ((slot - roll) % p.S + p.S) % p.S;
+      int64_t stored = newest - (((newest - base) % p.S) + p.S) % p.S;
+      bool ok = stored >= 0 && stored <= pos && stored > pos - p.S;
+      p.mask[size_t((b * p.T + t) * p.S + slot)] = ok ? 1 : 0;
+    }
+  }
+}
+
+Problem makeProblem(int64_t B, int64_t H, int64_t T, int64_t S, MaskKind kind,
+                    uint64_t seed, bool emptyRows = true) {
+  Problem p{B, H, T, S, {}, {}, {}, {}};
+  std::mt19937_64 rng(seed);
+  p.qkv = randomBf16(size_t(B * T * 3 * H * D), -2, 2, rng);
+  p.k = randomBf16(size_t(B * H * S * D), -2, 2, rng);
+  p.v = randomBf16(size_t(B * H * S * D), -2, 2, rng);
+  p.mask.assign(size_t(B * T * S), 0);
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t roll = int64_t(rng() % uint64_t(S));
+    switch (kind) {
+    case MaskKind::Ring: {
+      int64_t maxHist = std::max<int64_t>(S - T, 0) + S / 2;
+      fillRingMask(p, b, int64_t(rng() % uint64_t(maxHist + 1)), roll);
+      break;
+    }
+    case MaskKind::SparseHistory:
+      fillRingMask(p, b, int64_t(rng() % 8), roll);
+      break;
+    case MaskKind::Random:
+      for (int64_t i = 0; i < T * S; ++i)
+        p.mask[size_t(b * T * S + i)] = (rng() % 4) == 0;
+      break;
+    }
+  }
+  // Some rows with no allowed key at all (not the only row of a problem).
+  for (int64_t b = 0; emptyRows && b < B && B * T > 1; b += 2)
+    std::fill_n(&p.mask[size_t((b * T + (b * 7) % T) * S)], S, 0);
+  return p;
+}
+
+/// FP64 reference in [B,T,H,D] order; rows without an allowed key are 0.
+std::vector<double> reference(const Problem &p) {
+  std::vector<double> out(p.outElems(), 0.0);
+  const double scale = 1.0 / std::sqrt(double(D));
+  auto work = [&](int64_t first, int64_t step) {
+    std::vector<double> s(size_t(p.S));
+    for (int64_t bh = first; bh < p.B * p.H; bh += step) {
+      int64_t b = bh / p.H, h = bh % p.H;
+      for (int64_t t = 0; t < p.T; ++t) {
+        const uint8_t *m = &p.mask[size_t((b * p.T + t) * p.S)];
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < p.S; ++j) {
+          if (!m[j])
+            continue;
+          const uint16_t *kr = &p.k[size_t(((b * p.H + h) * p.S + j) * D)];
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d)
+            dot += fromBf16(p.qAt(b, h, t, d)) * fromBf16(kr[d]);
+          s[size_t(j)] = dot * scale;
+          mx = std::max(mx, s[size_t(j)]);
+        }
+        if (mx == -INFINITY)
+          continue;
+        double l = 0, acc[D] = {};
+        for (int64_t j = 0; j < p.S; ++j) {
+          if (!m[j])
+            continue;
+          double e = std::exp(s[size_t(j)] - mx);
+          l += e;
+          const uint16_t *vr = &p.v[size_t(((b * p.H + h) * p.S + j) * D)];
+          for (int64_t d = 0; d < D; ++d)
+            acc[d] += e * fromBf16(vr[d]);
+        }
+        double *o = &out[size_t(((b * p.T + t) * p.H + h) * D)];
+        for (int64_t d = 0; d < D; ++d)
+          o[d] = acc[d] / l;
+      }
+    }
+  };
+  unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < n; ++i)
+    threads.emplace_back(work, int64_t(i), int64_t(n));
+  for (auto &th : threads)
+    th.join();
+  return out;
+}
+
+void uploadBytes(void *device, const std::vector<uint8_t> &host) {
+  ASSERT_EQ(
+      cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice),
+      cudaSuccess);
+}
+
+/// Device copies of a problem and the arguments of its calls.
+struct DeviceProblem {
+  const Problem &p;
+  DeviceBuffer qkv, qc, k, v, mask, maskT, out;
+  moss_attention_args base{};
+
+  explicit DeviceProblem(const Problem &p)
+      : p(p), qkv(p.qkv.size() * 2), qc(p.outElems() * 2), k(p.k.size() * 2),
+        v(p.v.size() * 2), mask(p.mask.size()), maskT(p.mask.size()),
+        out((p.outElems() + kGuard) * 2) {
+    upload(qkv.data(), p.qkv);
+    upload(k.data(), p.k);
+    upload(v.data(), p.v);
+    uploadBytes(mask.data(), p.mask);
+    // A contiguous q [B,H,T,D] and the mask stored as [B,S,T].
+    std::vector<uint16_t> q(p.outElems());
+    std::vector<uint8_t> mt(p.mask.size());
+    for (int64_t b = 0; b < p.B; ++b)
+      for (int64_t h = 0; h < p.H; ++h)
+        for (int64_t t = 0; t < p.T; ++t)
+          for (int64_t d = 0; d < D; ++d)
+            q[size_t(((b * p.H + h) * p.T + t) * D + d)] = p.qAt(b, h, t, d);
+    for (int64_t b = 0; b < p.B; ++b)
+      for (int64_t t = 0; t < p.T; ++t)
+        for (int64_t s = 0; s < p.S; ++s)
+          mt[size_t((b * p.S + s) * p.T + t)] =
+              p.mask[size_t((b * p.T + t) * p.S + s)];
+    upload(qc.data(), q);
+    uploadBytes(maskT.data(), mt);
+
+    int64_t H = p.H, T = p.T, S = p.S;
+    base.B = p.B, base.H = H, base.T = T, base.S = S, base.D = D;
+    base.q = qkv.data();
+    set4(base.q_stride, T * 3 * H * D, D, 3 * H * D, 1);
+    base.k = k.data();
+    set4(base.k_stride, H * S * D, S * D, D, 1);
+    base.v = v.data();
+    set4(base.v_stride, H * S * D, S * D, D, 1);
+    base.mask = mask.data();
+    base.mask_stride[0] = T * S, base.mask_stride[1] = S;
+    base.mask_stride[2] = 1;
+    base.out = out.data();
+    base.layout = MOSS_LAYOUT_BTHD;
+    base.scale = 0.f; // D^-0.5
+  }
+
+  static void set4(int64_t *s, int64_t a, int64_t b, int64_t c, int64_t d) {
+    s[0] = a, s[1] = b, s[2] = c, s[3] = d;
+  }
+
+  moss_attention_args contiguousQ() const {
+    moss_attention_args a = base;
+    a.q = qc.data();
+    set4(a.q_stride, p.H * p.T * D, p.T * D, D, 1);
+    return a;
+  }
+  moss_attention_args transposedMask() const {
+    moss_attention_args a = base;
+    a.mask = maskT.data();
+    a.mask_stride[0] = p.S * p.T, a.mask_stride[1] = 1;
+    a.mask_stride[2] = p.T;
+    return a;
+  }
+
+  /// Poisons out and its guard band, runs one call, returns everything.
+  std::vector<uint16_t> run(moss_runtime_t rt, const moss_attention_args &a,
+                            cudaStream_t stream = nullptr) {
+    upload(out.data(),
+           std::vector<uint16_t>(p.outElems() + kGuard, kPoisonBits));
+    moss_status_t status = moss_streaming_attention(rt, &a, stream);
+    EXPECT_EQ(status, MOSS_OK) << moss_runtime_last_error(rt);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    return download(out.data(), p.outElems() + kGuard);
+  }
+};
+
+/// [B,H,T,D] storage reordered to [B,T,H,D].
+std::vector<uint16_t> bhtdToBthd(const Problem &p,
+                                 const std::vector<uint16_t> &bhtd) {
+  std::vector<uint16_t> out(p.outElems());
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      for (int64_t t = 0; t < p.T; ++t)
+        std::memcpy(&out[size_t(((b * p.T + t) * p.H + h) * D)],
+                    &bhtd[size_t(((b * p.H + h) * p.T + t) * D)], D * 2);
+  return out;
+}
+
+std::vector<uint16_t> head(const std::vector<uint16_t> &v, size_t n) {
+  return std::vector<uint16_t>(v.begin(), v.begin() + n);
+}
+
+bool guardIntact(const std::vector<uint16_t> &out, size_t n) {
+  for (size_t i = n; i < out.size(); ++i)
+    if (out[i] != kPoisonBits)
+      return false;
+  return true;
+}
+
+/// Rows of the reference without an allowed key must be +0.0 bit for bit.
+size_t emptyRowsNotZero(const Problem &p, const std::vector<uint16_t> &out,
+                        size_t &emptyRows) {
+  size_t bad = 0;
+  emptyRows = 0;
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t t = 0; t < p.T; ++t) {
+      const uint8_t *m = &p.mask[size_t((b * p.T + t) * p.S)];
+      if (std::any_of(m, m + p.S, [](uint8_t x) { return x != 0; }))
+        continue;
+      ++emptyRows;
+      for (int64_t h = 0; h < p.H; ++h)
+        for (int64_t d = 0; d < D; ++d)
+          bad += out[size_t(((b * p.T + t) * p.H + h) * D + d)] != 0;
+    }
+  return bad;
+}
+
+std::string caseName(const Problem &p) {
+  std::ostringstream os;
+  os << "H=" << p.H << " S=" << p.S << " T=" << p.T << " B=" << p.B;
+  return os.str();
+}
+
+class Attention : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!deviceIsSm90(why))
+      GTEST_SKIP() << "needs an sm_90 GPU: " << why;
+    dir = testKernelsDir();
+    if (!whyNoManifest(dir).empty())
+      GTEST_SKIP() << whyNoManifest(dir);
+    moss::config::Manifest manifest;
+    std::string err;
+    ASSERT_TRUE(moss::config::readManifest(dir, manifest, err)) << err;
+    if (manifest.attentionKernels.empty())
+      GTEST_SKIP() << "no attention kernel in " << dir
+                   << "/manifest.json (rebuild the kernels with moss-aot)";
+    ASSERT_EQ(moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &h.rt),
+              MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+  }
+
+  /// The full set of checks on one problem.
+  void checkProblem(const Problem &p) {
+    SCOPED_TRACE(caseName(p));
+    DeviceProblem dev(p);
+    std::vector<double> ref = reference(p);
+    size_t n = p.outElems();
+
+    std::vector<uint16_t> bthd = dev.run(h.rt, dev.base);
+    double err = relativeL2(head(bthd, n), ref);
+    RecordProperty(caseName(p), std::to_string(err));
+    EXPECT_LE(err, kAttentionTolerance);
+    EXPECT_EQ(countNaN(head(bthd, n)), 0u);
+    EXPECT_TRUE(guardIntact(bthd, n)) << "BTHD wrote past [B,T,H,D]";
+    size_t emptyRows = 0;
+    EXPECT_EQ(emptyRowsNotZero(p, bthd, emptyRows), 0u)
+        << "rows without an allowed key must be exactly +0.0";
+
+    moss_attention_args a = dev.base;
+    a.layout = MOSS_LAYOUT_BHTD;
+    std::vector<uint16_t> bhtd = dev.run(h.rt, a);
+    EXPECT_TRUE(guardIntact(bhtd, n));
+    EXPECT_EQ(bhtdToBthd(p, bhtd), head(bthd, n)) << "BHTD vs BTHD";
+
+    a = dev.base;
+    a.skip_empty_tiles = 1;
+    EXPECT_EQ(head(dev.run(h.rt, a), n), head(bthd, n)) << "skip on vs off";
+    EXPECT_EQ(head(dev.run(h.rt, dev.contiguousQ()), n), head(bthd, n))
+        << "contiguous q vs fused-QKV view";
+    EXPECT_EQ(head(dev.run(h.rt, dev.transposedMask()), n), head(bthd, n))
+        << "[B,S,T] mask storage vs [B,T,S]";
+    a = dev.base;
+    a.scale = static_cast<float>(1.0 / std::sqrt(double(D)));
+    EXPECT_EQ(head(dev.run(h.rt, a), n), head(bthd, n))
+        << "scale 0 must mean D^-0.5";
+  }
+
+  std::string dir;
+  RuntimeHandle h;
+};
+
+TEST_F(Attention, DecoderCasesMatchReference) {
+  uint64_t seed = 1;
+  for (int64_t B : {1, 4})
+    for (int64_t T : {1, 32, 240})
+      checkProblem(makeProblem(B, 12, T, 400, MaskKind::Ring, seed++));
+  checkProblem(makeProblem(16, 20, 1, 125, MaskKind::Ring, seed++));
+  checkProblem(makeProblem(2, 12, 15, 250, MaskKind::Ring, seed++));
+}
+
+TEST_F(Attention, SparseRandomAndOddSizes) {
+  checkProblem(makeProblem(3, 12, 30, 400, MaskKind::SparseHistory, 21));
+  checkProblem(makeProblem(2, 20, 60, 125, MaskKind::Random, 22));
+  checkProblem(makeProblem(2, 3, 17, 1, MaskKind::Random, 23));
+  checkProblem(makeProblem(1, 2, 70, 1100, MaskKind::Ring, 24));
+}
+
+TEST_F(Attention, RingWrapWithRolledSlots) {
+  // Long histories: the newest key sits mid-ring and older keys wrap around.
+  Problem p = makeProblem(4, 12, 32, 400, MaskKind::Ring, 31, false);
+  for (int64_t b = 0; b < p.B; ++b)
+    fillRingMask(p, b, p.S + 37 * (b + 1), (p.S / 3 + 53 * b) % p.S);
+  checkProblem(p);
+}
+
+TEST_F(Attention, FullyMaskedProblemIsExactlyZero) {
+  Problem p = makeProblem(2, 12, 32, 250, MaskKind::Random, 41);
+  std::fill(p.mask.begin(), p.mask.end(), 0);
+  DeviceProblem dev(p);
+  for (int skip : {0, 1}) {
+    moss_attention_args a = dev.base;
+    a.skip_empty_tiles = skip;
+    std::vector<uint16_t> out = dev.run(h.rt, a);
+    EXPECT_EQ(head(out, p.outElems()), std::vector<uint16_t>(p.outElems(), 0))
+        << "skip " << skip;
+  }
+}
+
+TEST_F(Attention, SinglePassAgreesWithSplitKv) {
+  // A runtime with one workspace slot: the first stream gets it (split-KV
+  // for short chunks), the second runs one pass over the keys.
+  const char *old = std::getenv("MOSS_RUNTIME_WORKSPACE_SLOTS");
+  std::string saved = old ? old : "";
+  setenv("MOSS_RUNTIME_WORKSPACE_SLOTS", "1", 1);
+  RuntimeHandle one;
+  moss_status_t created =
+      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &one.rt);
+  if (old)
+    setenv("MOSS_RUNTIME_WORKSPACE_SLOTS", saved.c_str(), 1);
+  else
+    unsetenv("MOSS_RUNTIME_WORKSPACE_SLOTS");
+  ASSERT_EQ(created, MOSS_OK) << moss_runtime_last_error(nullptr);
+  cudaStream_t withSlot = nullptr, without = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&withSlot), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&without), cudaSuccess);
+  struct Shape {
+    int64_t B, H, T, S;
+  };
+  for (Shape s : {Shape{1, 12, 1, 400}, Shape{4, 12, 32, 400},
+                  Shape{16, 20, 1, 125}, Shape{1, 12, 15, 250}}) {
+    moss::config::AttentionLaunch launch;
+    std::string err;
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(s.B, s.H, s.T, s.S, 0,
+                                                    launch, err));
+    Problem p = makeProblem(s.B, s.H, s.T, s.S, MaskKind::Ring, 50 + s.T);
+    SCOPED_TRACE(caseName(p) + " splits " + std::to_string(launch.splits));
+    EXPECT_GT(launch.splits, 1) << "the case should exercise split-KV";
+    DeviceProblem dev(p);
+    std::vector<uint16_t> split =
+        head(dev.run(one.rt, dev.base, withSlot), p.outElems());
+    std::vector<uint16_t> single =
+        head(dev.run(one.rt, dev.base, without), p.outElems());
+    size_t differing = 0;
+    for (size_t i = 0; i < split.size(); ++i)
+      differing += split[i] != single[i];
+    EXPECT_LE(differing, split.size() / 500 + 4);
+    EXPECT_LE(relativeL2(single, split), 1e-4);
+    EXPECT_LE(relativeL2(single, reference(p)), kAttentionTolerance);
+  }
+  cudaStreamDestroy(withSlot);
+  cudaStreamDestroy(without);
+}
+
+TEST_F(Attention, GraphReplayEqualsEager) {
+  std::vector<std::unique_ptr<Problem>> problems;
+  problems.push_back(std::make_unique<Problem>(
+      makeProblem(16, 20, 1, 125, MaskKind::Ring, 61))); // split-KV
+  problems.push_back(std::make_unique<Problem>(
+      makeProblem(4, 12, 240, 400, MaskKind::Ring, 62))); // one pass
+  problems.push_back(std::make_unique<Problem>(
+      makeProblem(2, 12, 15, 250, MaskKind::SparseHistory, 63)));
+  std::vector<std::unique_ptr<DeviceProblem>> devs;
+  std::vector<std::unique_ptr<DeviceBuffer>> graphOut;
+  for (auto &p : problems) {
+    devs.push_back(std::make_unique<DeviceProblem>(*p));
+    graphOut.push_back(std::make_unique<DeviceBuffer>(p->outElems() * 2));
+  }
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  std::vector<std::vector<uint16_t>> eager;
+  for (size_t i = 0; i < devs.size(); ++i) {
+    moss_attention_args a = devs[i]->base;
+    a.skip_empty_tiles = int(i % 2);
+    eager.push_back(
+        head(devs[i]->run(h.rt, a, stream), problems[i]->outElems()));
+  }
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  for (size_t i = 0; i < devs.size(); ++i) {
+    moss_attention_args a = devs[i]->base;
+    a.skip_empty_tiles = int(i % 2);
+    a.out = graphOut[i]->data();
+    EXPECT_EQ(moss_streaming_attention(h.rt, &a, stream), MOSS_OK)
+        << moss_runtime_last_error(h.rt);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 3; ++replay) {
+    for (size_t i = 0; i < devs.size(); ++i)
+      poison(graphOut[i]->data(), problems[i]->outElems());
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    for (size_t i = 0; i < devs.size(); ++i)
+      EXPECT_EQ(download(graphOut[i]->data(), problems[i]->outElems()),
+                eager[i])
+          << caseName(*problems[i]) << " replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+} // namespace
