@@ -8,6 +8,7 @@
 # Kernels are built beforehand with moss-aot on the compiler machine.
 # Usage: benchmarks/run_device.sh OUT_DIR [CANDIDATES_DIR] [DEPS_PREFIX]
 set -uo pipefail
+shopt -s nullglob
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:?output folder}
 CAND=${2:-$ROOT/.cand}
