@@ -18,6 +18,7 @@ def bm_for(m, cap):
 
 
 BIG_M = [30, 32, 64]
+MID_M = [15, 16, 30, 32, 64]
 
 # name -> (bn, bk, split for K < 3072, split for K >= 3072, largest bm, Ms)
 FAMILIES = {
@@ -35,6 +36,11 @@ FAMILIES = {
     "bn64_bk64_s4": (64, 64, 4, 8, 32, BIG_M),
     "bn32_bk64_s2": (32, 64, 2, 4, 32, BIG_M),
     "bn128_bk64_s4": (128, 64, 4, 8, 16, BIG_M),
+    # Shorter k blocks: more warps share a CTA's K range.
+    "bn16_bk32": (16, 32, 1, 4, 64, MID_M),
+    "bn32_bk32": (32, 32, 1, 2, 64, MID_M),
+    "bn16_bk32_bm16": (16, 32, 1, 4, 16, MID_M),
+    "bn32_bk32_bm32": (32, 32, 1, 2, 32, MID_M),
 }
 
 
