@@ -14,6 +14,21 @@ constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
 constexpr int64_t kMaxGridYZ = 65535;
 } // namespace
 
+const std::map<std::string, int64_t> &attentionKernelParams() {
+  static const std::map<std::string, int64_t> params = {
+      {"abi_version", kAttentionAbiVersion},
+      {"head_dim", kAttentionHeadDim},
+      {"keys_per_tile", kAttentionKeysPerTile},
+      {"rows_per_warp", kAttentionRowsPerWarp},
+      {"max_warps", kAttentionMaxWarps},
+      {"combine_threads", kAttentionCombineThreads},
+      {"combine_rows_per_cta", kAttentionCombineRowsPerCta},
+      {"workspace_floats_per_row", kAttentionWorkspaceFloatsPerRow},
+      {"sms", kAttentionSms},
+      {"max_splits", kAttentionMaxSplits}};
+  return params;
+}
+
 const std::vector<std::string> &attentionKernelArgNames() {
   static const std::vector<std::string> names = {"q",
                                                  "k",

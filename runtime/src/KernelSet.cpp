@@ -169,18 +169,7 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
                  (i < names.size() ? quoted(names[i])
                                    : std::string("no more entries")));
   }
-  const std::pair<const char *, int64_t> expected[] = {
-      {"abi_version", config::kAttentionAbiVersion},
-      {"head_dim", config::kAttentionHeadDim},
-      {"keys_per_tile", config::kAttentionKeysPerTile},
-      {"rows_per_warp", config::kAttentionRowsPerWarp},
-      {"max_warps", config::kAttentionMaxWarps},
-      {"combine_threads", config::kAttentionCombineThreads},
-      {"combine_rows_per_cta", config::kAttentionCombineRowsPerCta},
-      {"workspace_floats_per_row", config::kAttentionWorkspaceFloatsPerRow},
-      {"sms", config::kAttentionSms},
-      {"max_splits", config::kAttentionMaxSplits}};
-  for (const auto &[name, value] : expected) {
+  for (const auto &[name, value] : config::attentionKernelParams()) {
     auto it = rec.params.find(name);
     std::string field = std::string("field \"params.") + name + "\"";
     if (it == rec.params.end())
@@ -190,10 +179,7 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
                  std::to_string(value));
   }
   for (const auto &[name, value] : rec.params) {
-    bool known = false;
-    for (const auto &e : expected)
-      known |= name == e.first;
-    if (!known)
+    if (!config::attentionKernelParams().count(name))
       return bad("field \"params." + name +
                  "\" is not a parameter of this "
                  "ABI");

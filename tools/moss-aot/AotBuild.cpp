@@ -202,17 +202,7 @@ bool buildAttentionKernel(mlir::MLIRContext &ctx,
   record.cubin = stem + ".cubin";
   record.ptx = stem + ".ptx";
   record.args = config::attentionKernelArgNames();
-  record.params = {
-      {"abi_version", config::kAttentionAbiVersion},
-      {"head_dim", config::kAttentionHeadDim},
-      {"keys_per_tile", config::kAttentionKeysPerTile},
-      {"rows_per_warp", config::kAttentionRowsPerWarp},
-      {"max_warps", config::kAttentionMaxWarps},
-      {"combine_threads", config::kAttentionCombineThreads},
-      {"combine_rows_per_cta", config::kAttentionCombineRowsPerCta},
-      {"workspace_floats_per_row", config::kAttentionWorkspaceFloatsPerRow},
-      {"sms", config::kAttentionSms},
-      {"max_splits", config::kAttentionMaxSplits}};
+  record.params = config::attentionKernelParams();
   record.functions.resize(2);
   return functionRecord(resources, name, "main",
                         32 * config::kAttentionMaxWarps, record.functions[0],

@@ -12,6 +12,7 @@
 #define MOSS_CONFIG_ATTENTIONLAUNCH_H
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ constexpr int64_t kAttentionMaxSplits = 16;
 
 /// Parameter names of both attention functions, in ABI order.
 const std::vector<std::string> &attentionKernelArgNames();
+
+/// The constants a generated attention kernel is built with, as recorded in
+/// its manifest entry's "params": moss-aot writes them and the runtime
+/// refuses a record whose values differ.
+const std::map<std::string, int64_t> &attentionKernelParams();
 
 struct AttentionLaunch {
   int64_t warps = 0;          ///< min(4, ceil(T / 16)).
