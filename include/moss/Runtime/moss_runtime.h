@@ -1,12 +1,11 @@
-/*===- moss_runtime.h - Thin C runtime for moss kernels -------------*- C
- *-*-===*
+/*===- moss_runtime.h - Thin C runtime for moss kernels ---------*- C -*-===*
  *
  * Loads the cubins that moss-aot wrote into kernels_generated/ (checked
  * against manifest.json and the whitelist they were built from) and runs the
  * codec's FFN GEMMs with one call each: the generated kernel when the
  * whitelist names the shape, else cuBLASLt (BF16 in, FP32 compute) followed
  * by an exact epilogue kernel. Both paths honour the rounding contract of
- * docs/PROJECT.md: v = bf16(acc); GELU out = bf16(0.5*v*(1+erf(v/sqrt 2)))
+ * docs/design.md: v = bf16(acc); GELU out = bf16(0.5*v*(1+erf(v/sqrt 2)))
  * in FP32; LayerScale out = bf16(bf16(v*scale[n]) + residual[m,n]).
  *
  * Calls never synchronize the host, never allocate device memory and never
