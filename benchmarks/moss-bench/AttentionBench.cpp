@@ -13,6 +13,7 @@
 
 #include "AttentionBench.h"
 #include "BhtdToBthd.h"
+#include "moss/Support/HostAttentionReference.h"
 
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/FileUtil.h"
@@ -81,79 +82,13 @@ struct HostCase {
     }
   }
 
-  uint16_t qAt(int64_t b, int64_t h, int64_t t, int64_t d) const {
-    return qkv[size_t((((b * c.T + t) * 3) * c.H + h) * D + d)];
-  }
-
   /// FP64 masked softmax attention in [B,T,H,D] order.
   std::vector<double> reference() const {
-    std::vector<double> out(size_t(c.B * c.T * c.H * D), 0.0);
-    auto work = [&](int64_t first, int64_t step) {
-      std::vector<double> s(size_t(c.S));
-      for (int64_t bh = first; bh < c.B * c.H; bh += step) {
-        int64_t b = bh / c.H, h = bh % c.H;
-        for (int64_t t = 0; t < c.T; ++t) {
-          const uint8_t *m = &mask[size_t((b * c.T + t) * c.S)];
-          double mx = -INFINITY;
-          for (int64_t j = 0; j < c.S; ++j) {
-            if (!m[j])
-              continue;
-            const uint16_t *kr = &k[size_t(((b * c.H + h) * c.S + j) * D)];
-            double dot = 0;
-            for (int64_t d = 0; d < D; ++d)
-              dot += fromBf16(qAt(b, h, t, d)) * fromBf16(kr[d]);
-            s[size_t(j)] = dot / 8.0; // D^-0.5
-            mx = std::max(mx, s[size_t(j)]);
-          }
-          if (mx == -INFINITY)
-            continue;
-          double l = 0, acc[D] = {};
-          for (int64_t j = 0; j < c.S; ++j) {
-            if (!m[j])
-              continue;
-            double e = std::exp(s[size_t(j)] - mx);
-            l += e;
-            const uint16_t *vr = &v[size_t(((b * c.H + h) * c.S + j) * D)];
-            for (int64_t d = 0; d < D; ++d)
-              acc[d] += e * fromBf16(vr[d]);
-          }
-          double *o = &out[size_t(((b * c.T + t) * c.H + h) * D)];
-          for (int64_t d = 0; d < D; ++d)
-            o[d] = acc[d] / l;
-        }
-      }
-    };
-    unsigned n =
-        std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> threads;
-    for (unsigned i = 0; i < n; ++i)
-      threads.emplace_back(work, int64_t(i), int64_t(n));
-    for (auto &th : threads)
-      th.join();
-    return out;
+    return host::referenceAttention({c.B, c.H, c.T, c.S, D, qkv.data(),
+                                     k.data(), v.data(), mask.data(),
+                                     1.0 / std::sqrt(double(D))});
   }
 };
-
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\')
-      out += '\\', out += ch;
-    else if (static_cast<unsigned char>(ch) < 0x20)
-      out += ' ';
-    else
-      out += ch;
-  }
-  return out + "\"";
-}
-
-std::string jsonNumber(double v) {
-  if (v < 0 || !std::isfinite(v))
-    return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
 
 std::string cell(double v, const char *format = "%.2f") {
   if (v < 0)

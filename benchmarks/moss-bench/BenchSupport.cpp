@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -50,17 +51,27 @@ std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
   return out;
 }
 
-double relativeL2(const std::vector<uint16_t> &got,
-                  const std::vector<double> &ref) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double g = fromBf16(got[i]);
-    if (!std::isfinite(g))
-      return INFINITY;
-    diff += (g - ref[i]) * (g - ref[i]);
-    norm += ref[i] * ref[i];
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += ch;
+    else if (static_cast<unsigned char>(ch) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
+      out += buf;
+    } else
+      out += ch;
   }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  return out + "\"";
+}
+
+std::string jsonNumber(double v) {
+  if (v < 0 || !std::isfinite(v))
+    return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) {

@@ -26,9 +26,14 @@ std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
                                     const std::vector<uint16_t> &scale,
                                     const std::vector<uint16_t> &residual,
                                     int64_t m, int64_t n, int64_t k, int mode);
-/// ||got - ref|| / ||ref||; +inf when got holds NaN/Inf (unwritten output).
-double relativeL2(const std::vector<uint16_t> &got,
-                  const std::vector<double> &ref);
+using host::relativeL2;
+
+/// `text` as a JSON string literal (quotes, backslashes and control
+/// characters escaped).
+std::string jsonString(const std::string &text);
+/// `v` with 4 significant digits; null for negative ("not measured") or
+/// non-finite values.
+std::string jsonNumber(double v);
 
 /// cudaMalloc'd bytes, freed on destruction.
 class DeviceBuffer {

@@ -240,29 +240,6 @@ Measurement measure(
   return m;
 }
 
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\')
-      out += '\\', out += ch;
-    else if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
-      out += buf;
-    } else
-      out += ch;
-  }
-  return out + "\"";
-}
-
-std::string jsonNumber(double v) {
-  if (v < 0 || !std::isfinite(v))
-    return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
-
 std::string jsonMeasurement(const Measurement &m) {
   return "{\"hot_us\": " + jsonNumber(m.hotUs) +
          ", \"cold_us\": " + jsonNumber(m.coldUs) +

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestSupport.h"
+#include "moss/Support/HostAttentionReference.h"
 
 #include "moss/Config/AttentionLaunch.h"
 
@@ -102,50 +103,9 @@ Problem makeProblem(int64_t B, int64_t H, int64_t T, int64_t S, MaskKind kind,
 
 /// FP64 reference in [B,T,H,D] order; rows without an allowed key are 0.
 std::vector<double> reference(const Problem &p) {
-  std::vector<double> out(p.outElems(), 0.0);
-  const double scale = 1.0 / std::sqrt(double(D));
-  auto work = [&](int64_t first, int64_t step) {
-    std::vector<double> s(size_t(p.S));
-    for (int64_t bh = first; bh < p.B * p.H; bh += step) {
-      int64_t b = bh / p.H, h = bh % p.H;
-      for (int64_t t = 0; t < p.T; ++t) {
-        const uint8_t *m = &p.mask[size_t((b * p.T + t) * p.S)];
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < p.S; ++j) {
-          if (!m[j])
-            continue;
-          const uint16_t *kr = &p.k[size_t(((b * p.H + h) * p.S + j) * D)];
-          double dot = 0;
-          for (int64_t d = 0; d < D; ++d)
-            dot += fromBf16(p.qAt(b, h, t, d)) * fromBf16(kr[d]);
-          s[size_t(j)] = dot * scale;
-          mx = std::max(mx, s[size_t(j)]);
-        }
-        if (mx == -INFINITY)
-          continue;
-        double l = 0, acc[D] = {};
-        for (int64_t j = 0; j < p.S; ++j) {
-          if (!m[j])
-            continue;
-          double e = std::exp(s[size_t(j)] - mx);
-          l += e;
-          const uint16_t *vr = &p.v[size_t(((b * p.H + h) * p.S + j) * D)];
-          for (int64_t d = 0; d < D; ++d)
-            acc[d] += e * fromBf16(vr[d]);
-        }
-        double *o = &out[size_t(((b * p.T + t) * p.H + h) * D)];
-        for (int64_t d = 0; d < D; ++d)
-          o[d] = acc[d] / l;
-      }
-    }
-  };
-  unsigned n = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < n; ++i)
-    threads.emplace_back(work, int64_t(i), int64_t(n));
-  for (auto &th : threads)
-    th.join();
-  return out;
+  return moss::host::referenceAttention({p.B, p.H, p.T, p.S, D, p.qkv.data(),
+                                         p.k.data(), p.v.data(), p.mask.data(),
+                                         1.0 / std::sqrt(double(D))});
 }
 
 void uploadBytes(void *device, const std::vector<uint8_t> &host) {

@@ -267,19 +267,6 @@ std::vector<double> referenceOutput(const std::vector<double> &acc, int mode,
 }
 
 double relativeL2(const std::vector<uint16_t> &got,
-                  const std::vector<double> &ref) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double g = fromBf16(got[i]);
-    if (!std::isfinite(g))
-      return INFINITY;
-    diff += (g - ref[i]) * (g - ref[i]);
-    norm += ref[i] * ref[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-}
-
-double relativeL2(const std::vector<uint16_t> &got,
                   const std::vector<uint16_t> &ref) {
   std::vector<double> refd(ref.size());
   for (size_t i = 0; i < ref.size(); ++i)

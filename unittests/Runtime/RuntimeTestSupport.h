@@ -10,9 +10,9 @@
 #ifndef MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
 #define MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
 
-#include "moss/Support/HostBf16.h"
 #include "moss/Config/Manifest.h"
 #include "moss/Runtime/moss_runtime.h"
+#include "moss/Support/HostBf16.h"
 
 #include <gtest/gtest.h>
 
@@ -130,8 +130,7 @@ std::vector<double> referenceOutput(const std::vector<double> &acc, int mode,
                                     int64_t m, int64_t n);
 
 /// ||got - ref|| / ||ref|| over all elements; +inf when got has a NaN/Inf.
-double relativeL2(const std::vector<uint16_t> &got,
-                  const std::vector<double> &ref);
+using moss::host::relativeL2;
 double relativeL2(const std::vector<uint16_t> &got,
                   const std::vector<uint16_t> &ref);
 /// Number of NaN elements (unwritten outputs keep the NaN poison).

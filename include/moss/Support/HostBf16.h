@@ -1,7 +1,7 @@
 //===- HostBf16.h - bf16 on the host for tests and benchmarks ---*- C++ -*-===//
 //
-// Round-to-nearest-even conversions and random data in bf16, shared by the
-// GPU tests and moss-bench so both check against the same host values.
+// Round-to-nearest-even conversions, random data and the relative L2 check in
+// bf16, shared by the GPU tests and moss-bench so both measure the same way.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOSS_SUPPORT_HOSTBF16_H
@@ -41,6 +41,20 @@ inline std::vector<uint16_t> randomBf16(size_t count, double lo, double hi,
   for (uint16_t &v : out)
     v = toBf16(dist(rng));
   return out;
+}
+/// ||got - ref|| / ||ref||; +inf when got holds NaN or Inf (an unwritten
+/// output poisoned with NaN).
+inline double relativeL2(const std::vector<uint16_t> &got,
+                         const std::vector<double> &ref) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double g = fromBf16(got[i]);
+    if (!std::isfinite(g))
+      return INFINITY;
+    diff += (g - ref[i]) * (g - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 } // namespace moss::host
 
