@@ -216,26 +216,30 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   std::printf("%4s %4s %4s %3s | %6s | %8s %8s %10s | %8s | %-8s %-8s\n", "H",
               "S", "T", "B", "splits", "bthd", "bhtd", "bhtd+copy", "upstream",
               "err", "err cp");
+  std::vector<std::array<int64_t, 4>> cases = o.cases;
   const int64_t heads[3][2] = {{20, 125}, {12, 250}, {12, 400}};
-  for (const auto &hs : heads)
-    for (int64_t t : {1, 32, 240, 480})
-      for (int64_t b : {1, 4, 16}) {
-        Row r = runCase(rt, {hs[0], hs[1], t, b}, o.protocol, stream, rng);
-        std::printf(
-            "%4lld %4lld %4lld %3lld | %6lld | %8s %8s %10s | %8s | %-8s "
-            "%-8s%s\n",
-            (long long)r.c.H, (long long)r.c.S, (long long)r.c.T,
-            (long long)r.c.B, (long long)r.splits, cell(r.bthd).c_str(),
-            cell(r.bhtd).c_str(), cell(r.bhtdCopy).c_str(),
-            cell(r.upstream, "%.1f").c_str(), cell(r.errBthd, "%.1e").c_str(),
-            cell(r.errBhtdCopy, "%.1e").c_str(),
-            r.upstream > 0 && r.bthd > r.upstream ? "  (slower than upstream)"
-                                                  : "");
-        if (!r.error.empty())
-          std::printf("  error: %s\n", r.error.c_str());
-        std::fflush(stdout);
-        rows.push_back(r);
-      }
+  if (cases.empty())
+    for (const auto &hs : heads)
+      for (int64_t t : {1, 32, 240, 480})
+        for (int64_t b : {1, 4, 16})
+          cases.push_back({hs[0], hs[1], t, b});
+  for (const auto &hstb : cases) {
+    Row r = runCase(rt, {hstb[0], hstb[1], hstb[2], hstb[3]}, o.protocol,
+                    stream, rng);
+    std::printf(
+        "%4lld %4lld %4lld %3lld | %6lld | %8s %8s %10s | %8s | %-8s "
+        "%-8s%s\n",
+        (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
+        (long long)r.splits, cell(r.bthd).c_str(), cell(r.bhtd).c_str(),
+        cell(r.bhtdCopy).c_str(), cell(r.upstream, "%.1f").c_str(),
+        cell(r.errBthd, "%.1e").c_str(), cell(r.errBhtdCopy, "%.1e").c_str(),
+        r.upstream > 0 && r.bthd > r.upstream ? "  (slower than upstream)"
+                                              : "");
+    if (!r.error.empty())
+      std::printf("  error: %s\n", r.error.c_str());
+    std::fflush(stdout);
+    rows.push_back(r);
+  }
   bool ok = true;
   for (const Row &r : rows)
     ok &= r.error.empty() && r.errBthd >= 0 && r.errBthd <= kTolerance &&

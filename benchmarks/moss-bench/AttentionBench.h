@@ -5,13 +5,18 @@
 
 #include "BenchSupport.h"
 
+#include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace moss::bench {
 
 struct AttentionBenchOptions {
   std::string kernelsDir, whitelist, jsonPath, commit;
   TimingProtocol protocol;
+  /// (H, S, T, B) to run; empty = the decoder's grid.
+  std::vector<std::array<int64_t, 4>> cases;
 };
 
 /// Times moss_streaming_attention for the decoder's cases (BTHD, BHTD, and

@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,7 @@ struct Options {
   TimingProtocol protocol;
   bool cold = true;
   bool attention = false;
+  std::vector<std::array<int64_t, 4>> attentionCases;
 };
 
 struct Case {
@@ -71,6 +73,7 @@ void usage() {
       "usage: moss-bench [--kernels-dir DIR] [--whitelist PATH] [--json PATH]\n"
       "                  [--commit SHA] [--m-list 1,2,4] [--samples N]\n"
       "                  [--replays N] [--no-cold] [--attention]\n"
+      "                  [--attention-cases H:S:T:B,...]\n"
       "  --kernels-dir  kernels_generated/ with manifest.json (default\n"
       "                 $MOSS_KERNELS_DIR, else ./kernels_generated)\n"
       "  --whitelist    whitelist the kernels were built from (default\n"
@@ -81,7 +84,9 @@ void usage() {
       "(N,K,mode))\n"
       "  --attention    time moss_streaming_attention instead (decoder "
       "cases,\n"
-      "                 BTHD vs BHTD + copy to [B,T,H,D])\n");
+      "                 BTHD vs BHTD + copy to [B,T,H,D])\n"
+      "  --attention-cases  only these (H, S, T, B) cases (implies "
+      "--attention)\n");
 }
 
 bool parseList(const std::string &text, std::vector<int64_t> &out) {
@@ -94,6 +99,22 @@ bool parseList(const std::string &text, std::vector<int64_t> &out) {
     if (item.empty() || *end || v < 1 || v > (1 << 20))
       return false;
     out.push_back(v);
+  }
+  return !out.empty();
+}
+
+/// "H:S:T:B,H:S:T:B" -> cases; each size in [1, 2^20].
+bool parseCases(const std::string &text,
+                std::vector<std::array<int64_t, 4>> &out) {
+  out.clear();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::replace(item.begin(), item.end(), ':', ',');
+    std::vector<int64_t> sizes;
+    if (!parseList(item, sizes) || sizes.size() != 4)
+      return false;
+    out.push_back({sizes[0], sizes[1], sizes[2], sizes[3]});
   }
   return !out.empty();
 }
@@ -140,6 +161,8 @@ bool parseArgs(int argc, char **argv, Options &o) {
       o.cold = false;
     else if (arg == "--attention")
       o.attention = true;
+    else if (arg == "--attention-cases")
+      ok = o.attention = value(text) && parseCases(text, o.attentionCases);
     else if (arg == "-h" || arg == "--help") {
       usage();
       std::exit(0);
@@ -271,8 +294,8 @@ int main(int argc, char **argv) {
   if (!parseArgs(argc, argv, o))
     return 2;
   if (o.attention)
-    return runAttentionBench(
-        {o.kernelsDir, o.whitelist, o.jsonPath, o.commit, o.protocol});
+    return runAttentionBench({o.kernelsDir, o.whitelist, o.jsonPath, o.commit,
+                              o.protocol, o.attentionCases});
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
     std::fprintf(stderr, "moss-bench: no CUDA device\n");
