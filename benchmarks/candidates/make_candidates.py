@@ -43,19 +43,55 @@ FAMILIES = {
     "bn32_bk32_bm32": (32, 32, 1, 2, 32, MID_M),
 }
 
+# Split-K reduced inside the kernel (2026-12-03): the second launch is gone,
+# so wide m tiles can split K to keep enough CTAs and short x re-reads.
+SPLIT_M = [15, 16, 30, 32, 64]
+SPLIT_FAMILIES = {
+    "sk_bn16_bk64_s2s4_bm32": (16, 64, 2, 4, 32, SPLIT_M),
+    "sk_bn16_bk64_s4s8_bm64": (16, 64, 4, 8, 64, SPLIT_M),
+    "sk_bn32_bk64_s2s4_bm32": (32, 64, 2, 4, 32, SPLIT_M),
+    "sk_bn32_bk64_s2s4_bm64": (32, 64, 2, 4, 64, SPLIT_M),
+    "sk_bn32_bk32_s4s8_bm64": (32, 32, 4, 8, 64, SPLIT_M),
+    "sk_bn64_bk64_s2s4_bm64": (64, 64, 2, 4, 64, SPLIT_M),
+    "sk_bn64_bk32_s4s8_bm64": (64, 32, 4, 8, 64, SPLIT_M),
+    "sk_bn128_bk32_s4s8_bm32": (128, 32, 4, 8, 32, SPLIT_M),
+}
 
-def main(out_dir):
+
+def legal(m, n, k, bm, bn, bk, split):
+    """The tile rule of docs/kernel-abi.md (moss::config::deriveGemmLaunch
+    and checkSplitRows), so a family skips keys its tile cannot serve."""
+    if k % (bk * split) or n % bn or bk * split > k:
+        return False
+    warps_n = bn // 16
+    k_blocks = k // (bk * split)
+    warps_k = min(k_blocks, max(1, 8 // warps_n))
+    bm8 = 8 * -(-bm // 8)
+    if warps_n * warps_k > 16 or warps_k * bm8 * bn * 4 > 48 * 1024:
+        return False
+    if (bk // 32) * (2 + -(-bm // 8)) > 32:
+        return False
+    return split == 1 or (n // bn) * -(-m // bm) <= 16384
+
+
+def main(out_dir, only=None):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name, (bn, bk, small_k_split, big_k_split, bm_cap, ms) in FAMILIES.items():
+    families = {**FAMILIES, **SPLIT_FAMILIES}
+    for name, (bn, bk, small_k_split, big_k_split, bm_cap, ms) in families.items():
+        if only and name not in only:
+            continue
         table = {}
         for n, k, mode in SHAPES:
             split = big_k_split if k >= 3072 else small_k_split
             for m in ms:
-                table[f"{m},{n},{k},{mode}"] = [bm_for(m, bm_cap), bn, bk, split]
+                tile = [bm_for(m, bm_cap), bn, bk, split]
+                if legal(m, n, k, *tile):
+                    table[f"{m},{n},{k},{mode}"] = tile
         (out / f"{name}.json").write_text(json.dumps(table, indent=1) + "\n")
         print(out / f"{name}.json")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "candidates")
+    # make_candidates.py [OUT_DIR [FAMILY...]]: all families unless named.
+    main(sys.argv[1] if len(sys.argv) > 1 else "candidates", set(sys.argv[2:]))

@@ -142,11 +142,36 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   launch.gridYPerM = tile.bm;
   launch.gridZ = tile.split;
   if (tile.split > 1) {
-    launch.reduceThreads = std::max<int64_t>(32, launch.bm8 * tile.bn / 8);
     launch.workspaceBytesPerRow = tile.split * n * 4;
+    launch.workspaceFixedBytes = kGemmSplitCounterBytes;
   }
   out = launch;
   return true;
+}
+
+int64_t gemmOutputTiles(const GemmLaunch &launch, int64_t m) {
+  return launch.gridX * ceilDiv(m, launch.gridYPerM);
+}
+
+int64_t gemmWorkspaceBytes(const GemmLaunch &launch, int64_t m) {
+  if (launch.gridZ <= 1)
+    return 0;
+  return launch.workspaceFixedBytes + m * launch.workspaceBytesPerRow;
+}
+
+bool checkSplitRows(const GemmLaunch &launch, int64_t m, std::string &err) {
+  if (launch.gridZ <= 1)
+    return true;
+  int64_t tiles = gemmOutputTiles(launch, m);
+  if (tiles <= kGemmSplitCounters)
+    return true;
+  err = "split-K needs one counter per output tile, but M = " +
+        std::to_string(m) +
+        " gives (N/bn)*ceil(M/bm) = " + std::to_string(launch.gridX) + "*" +
+        std::to_string(ceilDiv(m, launch.gridYPerM)) + " = " +
+        std::to_string(tiles) + " tiles, more than " +
+        std::to_string(kGemmSplitCounters);
+  return false;
 }
 
 bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,

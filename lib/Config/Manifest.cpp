@@ -222,10 +222,9 @@ bool ManifestReader::readFunction(const json &value, const std::string &path,
                                               quoteForMessage(record.symbol));
   if (!readStringMember(value, path, "role", /*allowEmpty=*/false, record.role))
     return false;
-  if (isGemm && record.role != "main" && record.role != "reduce")
+  if (isGemm && record.role != "main")
     return fail(joinPath(path, "role"),
-                "expected \"main\" or \"reduce\", found " +
-                    quoteForMessage(record.role));
+                "expected \"main\", found " + quoteForMessage(record.role));
 
   std::string gridPath = joinPath(path, "grid");
   const json *grid = objectMember(value, path, "grid");
@@ -366,20 +365,16 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
 
   if (!readFunctions(value, /*isGemm=*/true, record.functions))
     return false;
-  int mains = 0, reduces = 0;
-  for (const KernelFunctionRecord &function : record.functions)
-    (function.role == "main" ? mains : reduces) += 1;
-  int expectedReduces = record.tile.split > 1 ? 1 : 0;
-  if (mains != 1 || reduces != expectedReduces)
+  if (record.functions.size() != 1)
     return fail("functions",
-                "expected 1 \"main\" and " + std::to_string(expectedReduces) +
-                    " \"reduce\" function(s) for split = " +
-                    std::to_string(record.tile.split) + ", found " +
-                    std::to_string(mains) + " main and " +
-                    std::to_string(reduces) + " reduce");
+                "expected 1 \"main\" function (split-K reduces inside it), "
+                "found " +
+                    std::to_string(record.functions.size()) + " functions");
 
   if (!readIntMember(value, "", "workspace_bytes_per_row", 0,
-                     record.workspaceBytesPerRow))
+                     record.workspaceBytesPerRow) ||
+      !readIntMember(value, "", "workspace_fixed_bytes", 0,
+                     record.workspaceFixedBytes))
     return false;
   kernelLabel.clear();
   out = std::move(record);
@@ -523,6 +518,7 @@ ordered_json manifestToJson(const Manifest &manifest) {
     value["args"] = kernel.args;
     value["functions"] = functionsToJson(kernel.functions);
     value["workspace_bytes_per_row"] = kernel.workspaceBytesPerRow;
+    value["workspace_fixed_bytes"] = kernel.workspaceFixedBytes;
     gemmKernels.push_back(std::move(value));
   }
   document["gemm_kernels"] = std::move(gemmKernels);

@@ -207,7 +207,9 @@ bool parseEntries(std::string_view bytes, const std::string &fileName,
     if (!parseTile(document.at(keyText), entry.tile, reason))
       return fail(reason);
     GemmLaunch launch;
-    if (!deriveGemmLaunch(entry.key.n, entry.key.k, entry.tile, launch, reason))
+    if (!deriveGemmLaunch(entry.key.n, entry.key.k, entry.tile, launch,
+                          reason) ||
+        !checkSplitRows(launch, entry.key.m, reason))
       return fail(reason);
     entries.push_back(std::move(entry));
   }

@@ -42,6 +42,8 @@ struct DriverApi {
   PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
+  PFN_cuMemsetD8_v3020 memsetD8 = nullptr;
+  PFN_cuCtxSynchronize_v2000 ctxSynchronize = nullptr;
 };
 
 /// Resolves the entry points once per process. Fails with MOSS_ERROR_CUDA

@@ -1,8 +1,9 @@
 //===- GemmDispatch.cpp - moss_ffn_gemm: generated kernel or fallback -----===//
 //
 // One call: validate, find the context's state, then either launch the
-// generated kernel the whitelist selected (main, plus _reduce for split-K, on
-// the same stream) or run cuBLASLt and the exact epilogue kernel. Nothing
+// generated kernel the whitelist selected (one launch; split-K reduces inside
+// it, through tile counters in the stream slot's workspace) or run cuBLASLt
+// and the exact epilogue kernel. Nothing
 // here synchronizes, allocates device memory or loads modules once the
 // context is set up, so calls can be captured into CUDA graphs.
 //
@@ -120,24 +121,17 @@ Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
   int32_t m = static_cast<int32_t>(c.m);
   void *params[] = {&x, &w, &scale, &residual, &out, &workspace, &m};
 
-  auto launch = [&](size_t index, CUfunction function) -> Status {
-    const config::KernelFunctionRecord &fn = kernel.record.functions[index];
-    int64_t gridY = (c.m + fn.grid.yPerM - 1) / fn.grid.yPerM;
-    CUresult result = api.launchKernel(
-        function, static_cast<unsigned>(fn.grid.x),
-        static_cast<unsigned>(gridY), static_cast<unsigned>(fn.grid.z),
-        static_cast<unsigned>(fn.block[0]), static_cast<unsigned>(fn.block[1]),
-        static_cast<unsigned>(fn.block[2]),
-        static_cast<unsigned>(fn.dynamicSharedBytes), c.stream, params,
-        nullptr);
-    if (result != CUDA_SUCCESS)
-      return cudaFailure(c.label() + ": launching " + fn.symbol, result);
-    return success();
-  };
-  Status status = launch(kernel.mainIndex, loaded.main);
-  if (status.ok() && kernel.isSplit())
-    status = launch(kernel.reduceIndex, loaded.reduce);
-  return status;
+  const config::KernelFunctionRecord &fn = kernel.record.functions[0];
+  int64_t gridY = (c.m + fn.grid.yPerM - 1) / fn.grid.yPerM;
+  CUresult result = api.launchKernel(
+      loaded.main, static_cast<unsigned>(fn.grid.x),
+      static_cast<unsigned>(gridY), static_cast<unsigned>(fn.grid.z),
+      static_cast<unsigned>(fn.block[0]), static_cast<unsigned>(fn.block[1]),
+      static_cast<unsigned>(fn.block[2]),
+      static_cast<unsigned>(fn.dynamicSharedBytes), c.stream, params, nullptr);
+  if (result != CUDA_SUCCESS)
+    return cudaFailure(c.label() + ": launching " + fn.symbol, result);
+  return success();
 }
 
 Status runFallback(const DriverApi &api, ContextState &state, const GemmCall &c,
@@ -191,12 +185,17 @@ Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
     slot = state->slotForLocked(streamKey(api, c.stream));
   }
   const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.ep);
+  // Split-K needs the stream's workspace slot (its counters are per slot:
+  // two streams must not share them); a stream without one, or a workspace
+  // too small for m, takes the fallback.
   bool generated =
       kernel && allAligned16(c) &&
       (!kernel->isSplit() ||
-       (slot &&
-        slot->splitBytes >=
-            static_cast<size_t>(c.m * kernel->record.workspaceBytesPerRow)));
+       (slot && slot->split &&
+        slot->splitBytes >= static_cast<size_t>(config::gemmWorkspaceBytes(
+                                kernel->launch, c.m)) &&
+        config::gemmOutputTiles(kernel->launch, c.m) <=
+            config::kGemmSplitCounters));
   if (generated) {
     size_t index = static_cast<size_t>(kernel - rt.kernels.gemm.data());
     return launchGenerated(api, *kernel, state->gemm[index], c, slot);

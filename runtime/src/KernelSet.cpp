@@ -97,46 +97,37 @@ Status checkGemmLaunch(const KernelSet &set, GemmKernel &kernel) {
   std::string err;
   if (!config::deriveGemmLaunch(rec.n, rec.k, rec.tile, launch, err))
     return failure(MOSS_ERROR_MANIFEST, where + err);
-  bool haveMain = false;
-  for (size_t i = 0; i < rec.functions.size(); ++i) {
-    const config::KernelFunctionRecord &fn = rec.functions[i];
-    Status status;
-    if (fn.role == "main") {
-      kernel.mainIndex = i;
-      haveMain = true;
-      status = checkFunction(where, fn,
-                             {launch.gridX, launch.gridYPerM, launch.gridZ},
-                             {launch.threads, 1, 1});
-    } else if (fn.role == "reduce") {
-      kernel.reduceIndex = i;
-      status = checkFunction(where, fn, {rec.n / rec.tile.bn, rec.tile.bm, 1},
-                             {launch.reduceThreads, 1, 1});
-    } else {
-      status = failure(MOSS_ERROR_MANIFEST,
-                       where + "function " + quoted(fn.symbol) +
-                           " has unknown role " + quoted(fn.role));
-    }
-    if (!status.ok())
-      return status;
-  }
-  bool wantReduce = rec.tile.split > 1;
-  if (!haveMain || wantReduce != kernel.isSplit())
+  if (rec.functions.size() != 1 || rec.functions[0].role != "main")
     return failure(MOSS_ERROR_MANIFEST,
-                   where + "expected one main function" +
-                       (wantReduce ? " and one reduce function" : "") +
-                       " for split = " + std::to_string(rec.tile.split));
+                   where +
+                       "expected exactly one function, role \"main\" "
+                       "(split-K reduces inside it), found " +
+                       std::to_string(rec.functions.size()));
+  kernel.mainIndex = 0;
+  kernel.launch = launch;
+  Status status = checkFunction(where, rec.functions[0],
+                                {launch.gridX, launch.gridYPerM, launch.gridZ},
+                                {launch.threads, 1, 1});
+  if (!status.ok())
+    return status;
   if (rec.workspaceBytesPerRow != launch.workspaceBytesPerRow)
     return failure(MOSS_ERROR_MANIFEST,
                    where + "workspace_bytes_per_row = " +
                        std::to_string(rec.workspaceBytesPerRow) +
                        ", but the launch rule gives " +
                        std::to_string(launch.workspaceBytesPerRow));
+  if (rec.workspaceFixedBytes != launch.workspaceFixedBytes)
+    return failure(MOSS_ERROR_MANIFEST,
+                   where + "workspace_fixed_bytes = " +
+                       std::to_string(rec.workspaceFixedBytes) +
+                       ", but the launch rule gives " +
+                       std::to_string(launch.workspaceFixedBytes));
   return success();
 }
 
 /// The manifest's attention record must describe the kernel this runtime
 /// launches: the same 26 arguments, the same constants (abi_version first),
-/// one main and one combine function with the expected symbols.
+/// one function (role "main") with the expected symbol and block.
 Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
   const config::AttentionKernelRecord &rec = kernel.record;
   std::string where =
@@ -184,38 +175,28 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
                  "\" is not a parameter of this "
                  "ABI");
   }
-  std::string combineSymbol = std::string(config::kAttentionKernelName) +
-                              config::kAttentionCombineSuffix;
-  bool haveMain = false, haveCombine = false;
-  for (size_t i = 0; i < rec.functions.size(); ++i) {
-    const config::KernelFunctionRecord &fn = rec.functions[i];
-    std::string field = "field \"functions[" + std::to_string(i) + "]";
-    bool isMain = fn.role == "main", isCombine = fn.role == "combine";
-    if ((!isMain && !isCombine) || (isMain && haveMain) ||
-        (isCombine && haveCombine))
-      return bad(field + ".role\" is " + quoted(fn.role) +
-                 ": expected one \"main\" and one \"combine\" function");
-    const std::string &want =
-        isMain ? std::string(config::kAttentionKernelName) : combineSymbol;
-    if (fn.symbol != want)
-      return bad(field + ".symbol\" is " + quoted(fn.symbol) + ", expected " +
-                 quoted(want));
-    int64_t threads = isMain ? 32 * config::kAttentionMaxWarps
-                             : config::kAttentionCombineThreads;
-    if (fn.block[0] != threads || fn.block[1] != 1 || fn.block[2] != 1)
-      return bad(field + ".block\" is [" + std::to_string(fn.block[0]) + ", " +
-                 std::to_string(fn.block[1]) + ", " +
-                 std::to_string(fn.block[2]) + "], expected [" +
-                 std::to_string(threads) + ", 1, 1]");
-    if (fn.dynamicSharedBytes != 0)
-      return bad(field + ".dynamic_shared_bytes\" = " +
-                 std::to_string(fn.dynamicSharedBytes) + ", expected 0");
-    (isMain ? kernel.mainIndex : kernel.combineIndex) = i;
-    (isMain ? haveMain : haveCombine) = true;
-  }
-  if (!haveMain || !haveCombine)
-    return bad("field \"functions\" lacks the " +
-               std::string(haveMain ? "combine" : "main") + " function");
+  if (rec.functions.size() != 1)
+    return bad("field \"functions\" has " +
+               std::to_string(rec.functions.size()) +
+               " entries, expected one (role \"main\")");
+  const config::KernelFunctionRecord &fn = rec.functions[0];
+  if (fn.role != "main")
+    return bad("field \"functions[0].role\" is " + quoted(fn.role) +
+               ", expected \"main\"");
+  if (fn.symbol != config::kAttentionKernelName)
+    return bad("field \"functions[0].symbol\" is " + quoted(fn.symbol) +
+               ", expected " + quoted(config::kAttentionKernelName));
+  const int64_t threads = 32 * config::kAttentionMaxWarps;
+  if (fn.block[0] != threads || fn.block[1] != 1 || fn.block[2] != 1)
+    return bad("field \"functions[0].block\" is [" +
+               std::to_string(fn.block[0]) + ", " +
+               std::to_string(fn.block[1]) + ", " +
+               std::to_string(fn.block[2]) + "], expected [" +
+               std::to_string(threads) + ", 1, 1]");
+  if (fn.dynamicSharedBytes != 0)
+    return bad("field \"functions[0].dynamic_shared_bytes\" = " +
+               std::to_string(fn.dynamicSharedBytes) + ", expected 0");
+  kernel.mainIndex = 0;
   return success();
 }
 
@@ -301,8 +282,13 @@ Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
       set.gemm.push_back(std::move(kernel));
     }
     GemmKernel &kernel = set.gemm[slot->second];
-    kernel.workspaceBytes = std::max(
-        kernel.workspaceBytes, key.m * kernel.record.workspaceBytesPerRow);
+    std::string reason;
+    if (!config::checkSplitRows(kernel.launch, key.m, reason))
+      return failure(MOSS_ERROR_MANIFEST, where + label + " cannot serve key " +
+                                              quoted(text) + ": " + reason);
+    kernel.workspaceBytes =
+        std::max(kernel.workspaceBytes,
+                 config::gemmWorkspaceBytes(kernel.launch, key.m));
     set.splitWorkspaceBytes =
         std::max(set.splitWorkspaceBytes, kernel.workspaceBytes);
     set.selected[{key.m, key.n, key.k, key.mode}] = slot->second;

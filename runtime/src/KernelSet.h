@@ -32,19 +32,18 @@ struct GemmKernel {
   config::GemmKernelRecord record;
   std::string cubinPath;
   std::string cubinBytes;
-  size_t mainIndex = 0;          ///< Into record.functions.
-  size_t reduceIndex = SIZE_MAX; ///< SIZE_MAX when split == 1.
-  int64_t workspaceBytes = 0;    ///< For the largest m the whitelist selects.
+  size_t mainIndex = 0;       ///< Into record.functions.
+  config::GemmLaunch launch;  ///< deriveGemmLaunch of the record's tile.
+  int64_t workspaceBytes = 0; ///< For the largest m the whitelist selects.
 
-  bool isSplit() const { return reduceIndex != SIZE_MAX; }
+  bool isSplit() const { return record.tile.split > 1; }
 };
 
 struct AttentionKernel {
   config::AttentionKernelRecord record;
   std::string cubinPath;
   std::string cubinBytes;
-  size_t mainIndex = 0;    ///< Into record.functions.
-  size_t combineIndex = 0; ///< Into record.functions.
+  size_t mainIndex = 0; ///< Into record.functions.
 };
 
 struct KernelSet {
@@ -57,7 +56,7 @@ struct KernelSet {
   std::vector<AttentionKernel> attention;
   /// (m, n, k, epilogue) -> index into gemm.
   std::map<std::tuple<int64_t, int64_t, int64_t, int>, size_t> selected;
-  /// Largest split-K partial buffer any selected key needs.
+  /// Largest split-K workspace (counters + partials) any selected key needs.
   int64_t splitWorkspaceBytes = 0;
   /// Split-KV workspace per stream slot: the most any call can need under
   /// deriveAttentionLaunch's rule (0 without an attention kernel).

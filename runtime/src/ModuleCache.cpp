@@ -264,8 +264,7 @@ Status ModuleCache::setUp(ContextState &state) {
                   " bytes of dynamic shared memory for " + fn.symbol,
               result);
       }
-      (i == kernel.mainIndex ? state.gemm.back().main
-                             : state.gemm.back().reduce) = function;
+      state.gemm.back().main = function;
     }
   }
 
@@ -277,8 +276,9 @@ Status ModuleCache::setUp(ContextState &state) {
                              deviceText(api, device, major, minor),
                          result);
     state.attention.push_back(loaded); // Recorded so release() unloads it.
-    for (size_t index : {kernel.mainIndex, kernel.combineIndex}) {
-      const config::KernelFunctionRecord &fn = kernel.record.functions[index];
+    {
+      const config::KernelFunctionRecord &fn =
+          kernel.record.functions[kernel.mainIndex];
       CUfunction function = nullptr;
       result =
           api.moduleGetFunction(&function, loaded.module, fn.symbol.c_str());
@@ -299,8 +299,7 @@ Status ModuleCache::setUp(ContextState &state) {
                            std::to_string(fn.block[0]) +
                            " threads but its resources allow only " +
                            std::to_string(maxThreads));
-      (index == kernel.mainIndex ? state.attention.back().main
-                                 : state.attention.back().combine) = function;
+      state.attention.back().main = function;
     }
   }
 
@@ -328,6 +327,15 @@ Status ModuleCache::setUp(ContextState &state) {
                              " bytes of workspace",
                          result);
     }
+    // Split-K kernels find their tile counters zero and leave them zero
+    // (docs/kernel-abi.md), so zeroing once here is all they need. Wait for
+    // it: the first call may come on a stream that does not order after
+    // the legacy stream cuMemsetD8 runs on.
+    result = api.memsetD8(state.workspace, 0, slotBytes * config.slots);
+    if (result == CUDA_SUCCESS)
+      result = api.ctxSynchronize();
+    if (result != CUDA_SUCCESS)
+      return cudaFailure("zeroing the workspace", result);
   }
   for (size_t i = 0; i < config.slots; ++i) {
     char *base = reinterpret_cast<char *>(state.workspace) + i * slotBytes;

@@ -41,22 +41,24 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out);
 struct WorkspaceSlot {
   void *cublas = nullptr;
   size_t cublasBytes = 0;
-  void *split = nullptr; ///< Split-K partial sums (FP32).
+  /// Split-K workspace: tile counters (zeroed at setup, kept zero by the
+  /// kernels), then FP32 partial sums.
+  void *split = nullptr;
   size_t splitBytes = 0;
-  void *attention = nullptr; ///< Split-KV partials of attention (FP32).
+  /// Split-KV partials of attention (FP32), then its counters (zeroed at
+  /// setup, kept zero by the kernel).
+  void *attention = nullptr;
   size_t attentionBytes = 0;
 };
 
 struct LoadedGemm {
   CUmodule module = nullptr;
   CUfunction main = nullptr;
-  CUfunction reduce = nullptr;
 };
 
 struct LoadedAttention {
   CUmodule module = nullptr;
   CUfunction main = nullptr;
-  CUfunction combine = nullptr;
 };
 
 struct ContextState {

@@ -8,14 +8,23 @@
 // CHECK-SAME: .target sm_90a
 // CHECK-SAME: .visible .entry linear_n3072_k768_gelu_bm16_bn64_bk64_s1(
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// Split-K reduces in the same kernel: release fence, counter atomic, acquire
+// fence and counter reset by the last CTA, the reducing barrier.
 // CHECK-SAME: .visible .entry linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2(
-// CHECK-SAME: .visible .entry linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2_reduce(
+// CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-SAME: fence.acq_rel.gpu;
+// CHECK-SAME: atom.global.add.u32
+// CHECK-SAME: fence.acq_rel.gpu;
+// CHECK-SAME: st.global.b32
+// CHECK-SAME: bar.red.or.pred
+// CHECK-NOT: _reduce
 // CHECK-NOT: __nv_erff
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn
 // CHECK: gpu.launch_func @moss_kernels::@linear_n3072_k768_gelu_bm16_bn64_bk64_s1
-// CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2
-// CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2_reduce
+// CHECK: gpu.memset
+// CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2 blocks
+// CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 
 // format=bin: ptxas makes the cubin inside the pipeline.

@@ -170,7 +170,7 @@ bool functionRecord(
   return true;
 }
 
-/// Builds the attention kernels (main + combine, one cubin) into `staging`
+/// Builds the attention kernel (one function, one cubin) into `staging`
 /// and describes them in `record`; `cubinPath` and `ptxPath` are the staged
 /// files.
 bool buildAttentionKernel(mlir::MLIRContext &ctx,
@@ -203,13 +203,10 @@ bool buildAttentionKernel(mlir::MLIRContext &ctx,
   record.ptx = stem + ".ptx";
   record.args = config::attentionKernelArgNames();
   record.params = config::attentionKernelParams();
-  record.functions.resize(2);
+  record.functions.resize(1);
   return functionRecord(resources, name, "main",
                         32 * config::kAttentionMaxWarps, record.functions[0],
-                        err) &&
-         functionRecord(resources, name + config::kAttentionCombineSuffix,
-                        "combine", config::kAttentionCombineThreads,
-                        record.functions[1], err);
+                        err);
 }
 } // namespace
 
@@ -313,6 +310,7 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     record.cubin = stem + ".cubin";
     record.ptx = stem + ".ptx";
     record.workspaceBytesPerRow = launch.workspaceBytesPerRow;
+    record.workspaceFixedBytes = launch.workspaceFixedBytes;
 
     auto addFunction = [&](const std::string &symbol, const std::string &role,
                            config::KernelGrid grid, int64_t threads) {
@@ -339,11 +337,7 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     };
     if (!addFunction(name, "main",
                      {launch.gridX, launch.gridYPerM, launch.gridZ},
-                     launch.threads) ||
-        (group.tile.split > 1 &&
-         !addFunction(name + "_reduce", "reduce",
-                      {launch.gridX, launch.gridYPerM, 1},
-                      launch.reduceThreads)))
+                     launch.threads))
       return fail("kernel " + name + ": " + err);
 
     const config::KernelResources &main = record.functions.front().resources;
@@ -366,13 +360,11 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
       return fail("kernel " + std::string(config::kAttentionKernelName) + ": " +
                   err);
     const config::KernelResources &main = record.functions[0].resources;
-    const config::KernelResources &combine = record.functions[1].resources;
     log << llvm::formatv("[{0}/{0}] {1}: D=64, any B/H/T/S; up to {2} "
-                         "threads, {3} regs, {4} B smem, 0 B spill; combine "
-                         "{5} regs, 0 B spill -> {6}\n",
+                         "threads, {3} regs, {4} B smem, 0 B spill -> {5}\n",
                          groups.size() + 1, record.name,
                          record.functions[0].block[0], main.registers,
-                         main.sharedBytes, combine.registers, record.cubin);
+                         main.sharedBytes, record.cubin);
     moves.push_back({cubinPath, joinPath(options.outDir, record.cubin)});
     moves.push_back({ptxPath, joinPath(options.outDir, record.ptx)});
     manifest.attentionKernels.push_back(std::move(record));

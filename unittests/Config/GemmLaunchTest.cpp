@@ -34,11 +34,14 @@ TEST(GemmLaunchTest, ExampleTileForFfnUp) {
   EXPECT_EQ(launch.gridX, 48);
   EXPECT_EQ(launch.gridYPerM, 16);
   EXPECT_EQ(launch.gridZ, 1);
-  EXPECT_EQ(launch.reduceThreads, 0);
   EXPECT_EQ(launch.workspaceBytesPerRow, 0);
+  EXPECT_EQ(launch.workspaceFixedBytes, 0);
+  EXPECT_EQ(gemmWorkspaceBytes(launch, 64), 0);
+  std::string err;
+  EXPECT_TRUE(checkSplitRows(launch, 1 << 30, err)); // no counters used
 }
 
-TEST(GemmLaunchTest, SplitKTileHasReduceKernelAndWorkspace) {
+TEST(GemmLaunchTest, SplitKTileHasCountersAndPartialsInTheWorkspace) {
   GemmLaunch launch = derive(768, 3072, {8, 128, 128, 2});
   EXPECT_EQ(launch.warpsN, 8);
   EXPECT_EQ(launch.kBlocksPerCta, 12); // 3072 / 256
@@ -48,8 +51,24 @@ TEST(GemmLaunchTest, SplitKTileHasReduceKernelAndWorkspace) {
   EXPECT_EQ(launch.gridX, 6);
   EXPECT_EQ(launch.gridYPerM, 8);
   EXPECT_EQ(launch.gridZ, 2);
-  EXPECT_EQ(launch.reduceThreads, 128); // max(32, 8 * 128 / 8)
   EXPECT_EQ(launch.workspaceBytesPerRow, 2 * 768 * 4);
+  EXPECT_EQ(launch.workspaceFixedBytes, kGemmSplitCounterBytes);
+  EXPECT_EQ(kGemmSplitCounterBytes, 4 * kGemmSplitCounters);
+  EXPECT_EQ(kGemmSplitCounterBytes % 16, 0); // partials stay 16-byte aligned
+  EXPECT_EQ(gemmOutputTiles(launch, 30), 6 * 4);
+  EXPECT_EQ(gemmWorkspaceBytes(launch, 30),
+            kGemmSplitCounterBytes + 30 * 2 * 768 * 4);
+}
+
+TEST(GemmLaunchTest, SplitKNeedsOneCounterPerOutputTile) {
+  // N/bn = 320 tiles along n; bm = 1 gives one tile row per m.
+  GemmLaunch launch = derive(5120, 1280, {1, 16, 32, 4});
+  std::string err;
+  EXPECT_TRUE(checkSplitRows(launch, kGemmSplitCounters / 320, err)) << err;
+  EXPECT_FALSE(checkSplitRows(launch, kGemmSplitCounters / 320 + 1, err));
+  EXPECT_EQ(err, "split-K needs one counter per output tile, but M = 52 "
+                 "gives (N/bn)*ceil(M/bm) = 320*52 = 16640 tiles, more than "
+                 "16384");
 }
 
 TEST(GemmLaunchTest, SmallBmStillUsesOneM8Tile) {
@@ -59,7 +78,6 @@ TEST(GemmLaunchTest, SmallBmStillUsesOneM8Tile) {
   EXPECT_EQ(launch.kBlocksPerCta, 6); // 768 / 128
   EXPECT_EQ(launch.warpsK, 6);        // min(6, 8)
   EXPECT_EQ(launch.sharedBytes, 6 * 8 * 16 * 4);
-  EXPECT_EQ(launch.reduceThreads, 32); // max(32, 8 * 16 / 8)
 }
 
 TEST(GemmLaunchTest, WarpsKLimitedByKBlocks) {

@@ -65,12 +65,11 @@ Manifest makeManifest() {
   down.cubin = down.name + ".cubin";
   down.ptx = down.name + ".ptx";
   down.cubinSha256 = sha256Hex("other cubin");
-  down.functions = {makeFunction(down.name, "main"),
-                    makeFunction(down.name + "_reduce", "reduce")};
-  down.functions[1].grid = {6, 8, 1};
-  down.functions[1].block = {128, 1, 1};
-  down.functions[1].resources.spillStoreBytes = 4;
+  down.functions = {makeFunction(down.name, "main")};
+  down.functions[0].grid = {6, 8, 2};
+  down.functions[0].resources.spillStoreBytes = 4;
   down.workspaceBytesPerRow = 2 * 768 * 4;
+  down.workspaceFixedBytes = kGemmSplitCounterBytes;
   manifest.gemmKernels.push_back(down);
 
   AttentionKernelRecord attention;
@@ -112,7 +111,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
   Manifest read;
   ASSERT_TRUE(readManifest(dir.path, read, err)) << err;
-  EXPECT_EQ(read.formatVersion, 1);
+  EXPECT_EQ(read.formatVersion, 2);
   EXPECT_EQ(read.mossVersion, written.mossVersion);
   EXPECT_EQ(read.chip, written.chip);
   EXPECT_EQ(read.pipeline, written.pipeline);
@@ -137,6 +136,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
     EXPECT_EQ(a.cubinSha256, b.cubinSha256);
     EXPECT_EQ(a.args, gemmKernelArgNames());
     EXPECT_EQ(a.workspaceBytesPerRow, b.workspaceBytesPerRow);
+    EXPECT_EQ(a.workspaceFixedBytes, b.workspaceFixedBytes);
     ASSERT_EQ(a.functions.size(), b.functions.size());
     for (size_t j = 0; j < a.functions.size(); ++j)
       expectSameFunction(a.functions[j], b.functions[j]);
@@ -156,7 +156,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
 TEST(ManifestTest, SerializedFieldsFollowDocumentOrder) {
   std::string text = serializeManifest(makeManifest());
-  size_t version = text.find("\"format_version\": 1");
+  size_t version = text.find("\"format_version\": 2");
   size_t mossVersion = text.find("\"moss_version\"");
   size_t gemm = text.find("\"gemm_kernels\"");
   size_t attention = text.find("\"attention_kernels\"");
@@ -206,7 +206,8 @@ TEST_F(ManifestCorruptionTest, MissingTopLevelField) {
 TEST_F(ManifestCorruptionTest, MissingKernelField) {
   for (const char *field :
        {"name", "keys", "n", "k", "epilogue", "tile", "chip", "cubin", "ptx",
-        "cubin_sha256", "args", "functions", "workspace_bytes_per_row"}) {
+        "cubin_sha256", "args", "functions", "workspace_bytes_per_row",
+        "workspace_fixed_bytes"}) {
     std::string err = readError([&](json &d) { gemm0(d).erase(field); });
     EXPECT_CONTAINS(err, "gemm_kernels[0]");
     EXPECT_CONTAINS(err, "field \"" + std::string(field) + "\": missing");
@@ -220,10 +221,10 @@ TEST_F(ManifestCorruptionTest, MissingNestedFunctionField) {
                                  "missing (expected integer)");
 
   err = readError([&](json &d) {
-    d["gemm_kernels"][1]["functions"][1]["resources"].erase("spill_load_bytes");
+    d["gemm_kernels"][1]["functions"][0]["resources"].erase("spill_load_bytes");
   });
   EXPECT_CONTAINS(err, "gemm_kernels[1] ");
-  EXPECT_CONTAINS(err, "field \"functions[1].resources.spill_load_bytes\": "
+  EXPECT_CONTAINS(err, "field \"functions[0].resources.spill_load_bytes\": "
                        "missing");
 }
 
@@ -334,7 +335,9 @@ TEST_F(ManifestCorruptionTest, BadDigests) {
 
 TEST_F(ManifestCorruptionTest, TruncatedJson) {
   std::string bytes = serializeManifest(makeManifest());
-  std::string err = readErrorOfBytes(bytes.substr(0, bytes.size() / 2));
+  // Cut after a comma near the middle: the input ends between two values.
+  size_t cut = bytes.rfind(',', bytes.size() / 2) + 1;
+  std::string err = readErrorOfBytes(bytes.substr(0, cut));
   EXPECT_CONTAINS(err, "malformed JSON at line ");
   EXPECT_CONTAINS(err, "unexpected end of input");
 }
@@ -349,16 +352,17 @@ TEST_F(ManifestCorruptionTest, NotAnObject) {
 }
 
 TEST_F(ManifestCorruptionTest, WrongFormatVersion) {
-  std::string err = readError([&](json &d) { d["format_version"] = 2; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 1, found number 2");
+  // 1 is the format with a separate split-K "reduce" kernel.
+  std::string err = readError([&](json &d) { d["format_version"] = 1; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 2, found number 1");
 
-  err = readError([&](json &d) { d["format_version"] = "1"; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 1, found string");
+  err = readError([&](json &d) { d["format_version"] = "2"; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 2, found string");
 }
 
 TEST_F(ManifestCorruptionTest, NewerVersionReportedBeforeOtherFields) {
   std::string err = readError([&](json &d) {
-    d["format_version"] = 2;
+    d["format_version"] = 3;
     d.erase("moss_version");
   });
   EXPECT_CONTAINS(err, "format_version");
@@ -367,8 +371,8 @@ TEST_F(ManifestCorruptionTest, NewerVersionReportedBeforeOtherFields) {
 TEST_F(ManifestCorruptionTest, GemmSemanticChecks) {
   std::string err =
       readError([&](json &d) { gemm0(d)["functions"][0]["role"] = "helper"; });
-  EXPECT_CONTAINS(err, "field \"functions[0].role\": expected \"main\" or "
-                       "\"reduce\", found \"helper\"");
+  EXPECT_CONTAINS(err, "field \"functions[0].role\": expected \"main\", "
+                       "found \"helper\"");
 
   err = readError([&](json &d) { gemm0(d)["keys"][0] = "2,5120,768,1"; });
   EXPECT_CONTAINS(err, "field \"keys[0]\": key \"2,5120,768,1\" does not match "
@@ -377,10 +381,14 @@ TEST_F(ManifestCorruptionTest, GemmSemanticChecks) {
   err = readError([&](json &d) { gemm0(d)["keys"][0] = "02,3072,768,1"; });
   EXPECT_CONTAINS(err, "field \"keys[0]\": key \"02,3072,768,1\": field M");
 
-  err = readError([&](json &d) { d["gemm_kernels"][1]["functions"].erase(1); });
-  EXPECT_CONTAINS(err, "field \"functions\": expected 1 \"main\" and 1 "
-                       "\"reduce\" function(s) for split = 2, found 1 main "
-                       "and 0 reduce");
+  // Format 1's second split-K kernel is gone.
+  err = readError([&](json &d) {
+    json reduce = d["gemm_kernels"][1]["functions"][0];
+    reduce["symbol"] = "second";
+    d["gemm_kernels"][1]["functions"].push_back(reduce);
+  });
+  EXPECT_CONTAINS(err, "field \"functions\": expected 1 \"main\" function "
+                       "(split-K reduces inside it), found 2 functions");
 
   err = readError([&](json &d) { gemm0(d)["tile"] = {16, 48, 64, 1}; });
   EXPECT_CONTAINS(err, kernel0 + "field \"tile\": tile bn=48 is not a power "

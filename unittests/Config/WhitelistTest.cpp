@@ -176,6 +176,20 @@ TEST(WhitelistTest, KNotMultipleOfBkTimesSplit) {
                   "K = 768 is not a multiple of bk*split = 512");
 }
 
+TEST(WhitelistTest, SplitKOutputTilesExceedCounters) {
+  // 5120/16 * ceil(64/1) = 20480 output tiles > 16384 split-K counters.
+  std::string err = entryError("64,5120,1280,1", "[1, 16, 32, 4]");
+  EXPECT_EQ(err, keyPrefix("64,5120,1280,1") +
+                     "split-K needs one counter per output tile, but M = 64 "
+                     "gives (N/bn)*ceil(M/bm) = 320*64 = 20480 tiles, more "
+                     "than 16384");
+  // The same tile without split-K uses no counters.
+  Whitelist whitelist;
+  EXPECT_TRUE(Whitelist::parse(R"({"64,5120,1280,1": [1, 16, 32, 1]})", kFile,
+                               whitelist, err))
+      << err;
+}
+
 TEST(WhitelistTest, NNotMultipleOfBn) {
   EXPECT_CONTAINS(entryError("16,3000,768,1", "[16, 64, 64, 1]"),
                   "N = 3000 is not a multiple of bn = 64");

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 
 using namespace moss::runtime::test;
@@ -106,6 +107,109 @@ TEST_F(GeneratedGemm, EveryKeyMatchesReferenceAndFallback) {
     EXPECT_LT(relativeL2(outs[0], outs[1]), kRelativeL2Tolerance)
         << "generated and fallback disagree";
   }
+}
+
+/// Split-K kernels count their CTAs on per-tile counters in the stream's
+/// workspace and must leave them zero. Every key runs three times on fresh
+/// poison (a counter left non-zero makes no CTA the last one, so the output
+/// would stay poisoned), on new data, and as a replayed CUDA graph, with the
+/// keys interleaved so that kernels share the counters: equal bit for bit to
+/// the first eager call, and to the FP64 reference.
+TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
+  ASSERT_FALSE(whitelist.entries().empty());
+  std::mt19937_64 rng(2026);
+  struct KeyData {
+    const moss::config::WhitelistEntry *entry;
+    std::vector<uint16_t> x[2], w, scale, res;
+    std::unique_ptr<DeviceBuffer> dx[2], dw, dscale, dres, out;
+    std::vector<uint16_t> first;
+  };
+  std::vector<std::unique_ptr<KeyData>> keys;
+  for (const moss::config::WhitelistEntry &e : whitelist.entries()) {
+    auto d = std::make_unique<KeyData>();
+    const int64_t m = e.key.m, n = e.key.n, k = e.key.k;
+    double wRange = 2.0 / std::sqrt(static_cast<double>(k));
+    d->entry = &e;
+    for (int i = 0; i < 2; ++i) {
+      d->x[i] = randomBf16(m * k, -1, 1, rng);
+      d->dx[i] = std::make_unique<DeviceBuffer>(m * k * 2);
+      upload(d->dx[i]->data(), d->x[i]);
+    }
+    d->w = randomBf16(n * k, -wRange, wRange, rng);
+    d->scale = randomBf16(n, -0.5, 0.5, rng);
+    d->res = randomBf16(m * n, -2, 2, rng);
+    d->dw = std::make_unique<DeviceBuffer>(n * k * 2);
+    d->dscale = std::make_unique<DeviceBuffer>(n * 2);
+    d->dres = std::make_unique<DeviceBuffer>(m * n * 2);
+    d->out = std::make_unique<DeviceBuffer>(m * n * 2);
+    upload(d->dw->data(), d->w);
+    upload(d->dscale->data(), d->scale);
+    upload(d->dres->data(), d->res);
+    keys.push_back(std::move(d));
+  }
+  auto run = [&](KeyData &d, int input) {
+    const moss::config::GemmKey &key = d.entry->key;
+    return moss_ffn_gemm(generated.rt, key.m, key.n, key.k,
+                         static_cast<moss_epilogue_t>(key.mode),
+                         d.dx[input]->data(), d.dw->data(), d.dscale->data(),
+                         d.dres->data(), d.out->data(), stream);
+  };
+  auto check = [&](KeyData &d, int input, const std::string &what) {
+    const moss::config::GemmKey &key = d.entry->key;
+    SCOPED_TRACE("key " + d.entry->keyText + ", " + what);
+    std::vector<uint16_t> got = download(d.out->data(), key.m * key.n);
+    EXPECT_EQ(countNaN(got), 0u) << "elements of out left unwritten";
+    if (input == 1) {
+      std::vector<double> ref = referenceOutput(
+          referenceAccumulators(d.x[1], d.w, key.m, key.n, key.k), key.mode,
+          d.scale, d.res, key.m, key.n);
+      EXPECT_LT(relativeL2(got, ref), kRelativeL2Tolerance);
+    } else if (d.first.empty()) {
+      std::vector<double> ref = referenceOutput(
+          referenceAccumulators(d.x[0], d.w, key.m, key.n, key.k), key.mode,
+          d.scale, d.res, key.m, key.n);
+      EXPECT_LT(relativeL2(got, ref), kRelativeL2Tolerance);
+      d.first = got;
+    } else {
+      EXPECT_TRUE(got == d.first) << "differs from the first call";
+    }
+  };
+
+  for (int round = 0; round < 3; ++round)
+    for (auto &d : keys) {
+      poison(d->out->data(), d->entry->key.m * d->entry->key.n);
+      ASSERT_EQ(run(*d, 0), MOSS_OK) << moss_runtime_last_error(generated.rt);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      check(*d, 0, "eager call " + std::to_string(round));
+    }
+  for (auto &d : keys) {
+    poison(d->out->data(), d->entry->key.m * d->entry->key.n);
+    ASSERT_EQ(run(*d, 1), MOSS_OK) << moss_runtime_last_error(generated.rt);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    check(*d, 1, "new input");
+  }
+
+  // One graph with every key twice: the second launch of a kernel inside the
+  // same replay needs the counters the first one left.
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  for (int twice = 0; twice < 2; ++twice)
+    for (auto &d : keys)
+      EXPECT_EQ(run(*d, 0), MOSS_OK) << moss_runtime_last_error(generated.rt);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 3; ++replay) {
+    for (auto &d : keys)
+      poison(d->out->data(), d->entry->key.m * d->entry->key.n);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    for (auto &d : keys)
+      check(*d, 0, "graph replay " + std::to_string(replay));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
 }
 
 TEST_F(GeneratedGemm, MisalignedPointersTakeTheFallback) {

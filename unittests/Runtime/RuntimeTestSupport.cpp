@@ -68,15 +68,8 @@ config::GemmKernelRecord makeGemmRecord(const std::vector<std::string> &keys,
   main.block = {launch.threads, 1, 1};
   main.resources.sharedBytes = launch.sharedBytes;
   rec.functions.push_back(main);
-  if (tile.split > 1) {
-    config::KernelFunctionRecord reduce;
-    reduce.symbol = rec.name + "_reduce";
-    reduce.role = "reduce";
-    reduce.grid = {n / tile.bn, tile.bm, 1};
-    reduce.block = {launch.reduceThreads, 1, 1};
-    rec.functions.push_back(reduce);
-  }
   rec.workspaceBytesPerRow = launch.workspaceBytesPerRow;
+  rec.workspaceFixedBytes = launch.workspaceFixedBytes;
   return rec;
 }
 

@@ -16,7 +16,8 @@
 namespace moss::config {
 
 /// One whitelist value: rows (M), columns (N) and K depth of a CTA tile, and
-/// the number of K slices reduced by a second kernel when split > 1.
+/// the number of K slices (CTAs along gridDim.z) when split > 1; the last CTA
+/// of an output tile to finish reduces the slices inside the same kernel.
 struct GemmTile {
   int64_t bm = 0, bn = 0, bk = 0, split = 0;
 };
@@ -26,6 +27,11 @@ constexpr int64_t kGemmMaxSharedBytes = 48 * 1024;
 /// 16-byte loads in flight per thread before the tile spills registers.
 constexpr int64_t kGemmMaxLoadsInFlight = 32;
 constexpr int64_t kGemmMaxWarps = 16;
+/// Split-K arrival counters (u32, one per output tile) at the start of the
+/// workspace; the FP32 partials follow them. A call may have at most this
+/// many output tiles (gridDim.x * gridDim.y) when split > 1.
+constexpr int64_t kGemmSplitCounters = 16384;
+constexpr int64_t kGemmSplitCounterBytes = 4 * kGemmSplitCounters;
 
 struct GemmLaunch {
   int64_t warpsN = 0;        ///< bn / 16: each warp owns 16 n rows.
@@ -38,8 +44,9 @@ struct GemmLaunch {
   int64_t gridX = 0;         ///< N / bn.
   int64_t gridYPerM = 0;     ///< bm: gridDim.y = ceil(m / gridYPerM).
   int64_t gridZ = 0;         ///< split.
-  int64_t reduceThreads = 0; ///< max(32, bm8 * bn / 8); 0 when split == 1.
   int64_t workspaceBytesPerRow = 0; ///< split * N * 4; 0 when split == 1.
+  /// kGemmSplitCounterBytes when split > 1 (the counters), else 0.
+  int64_t workspaceFixedBytes = 0;
 };
 
 /// Checks that `tile` is buildable for a GEMM with the given N and K and fills
@@ -48,6 +55,18 @@ struct GemmLaunch {
 /// power of two", "bk*split = 1024 exceeds K = 768"), without a file prefix.
 bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
                       GemmLaunch &out, std::string &err);
+
+/// Output tiles of a call with m rows: gridX * ceil(m / bm).
+int64_t gemmOutputTiles(const GemmLaunch &launch, int64_t m);
+
+/// Workspace bytes a call with m rows needs: workspaceFixedBytes +
+/// m * workspaceBytesPerRow (0 when split == 1).
+int64_t gemmWorkspaceBytes(const GemmLaunch &launch, int64_t m);
+
+/// For split > 1, checks that a call with m >= 1 rows has at most
+/// kGemmSplitCounters output tiles (one arrival counter each); always true
+/// when split == 1. `err` names the numbers, without a file prefix.
+bool checkSplitRows(const GemmLaunch &launch, int64_t m, std::string &err);
 
 /// deriveGemmLaunch without the launch shape.
 bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,

@@ -20,7 +20,9 @@
 
 namespace moss::config {
 
-constexpr int64_t kManifestFormatVersion = 1;
+/// 2: split-K reduces inside the main kernel (no "reduce" function) and GEMM
+/// records carry workspace_fixed_bytes.
+constexpr int64_t kManifestFormatVersion = 2;
 constexpr const char *kManifestFileName = "manifest.json";
 
 /// Parameter names of every generated GEMM function, in ABI order.
@@ -42,7 +44,7 @@ struct KernelResources {
 
 struct KernelFunctionRecord {
   std::string symbol; ///< Kernel entry in the cubin (a C identifier).
-  std::string role;   ///< GEMM: "main" or "reduce"; attention: free-form.
+  std::string role;   ///< GEMM: "main"; attention: free-form.
   KernelGrid grid;
   std::array<int64_t, 3> block = {1, 1, 1};
   int64_t dynamicSharedBytes = 0;
@@ -60,8 +62,9 @@ struct GemmKernelRecord {
   std::string ptx;   ///< Plain file name inside the manifest's directory.
   std::string cubinSha256;
   std::vector<std::string> args = gemmKernelArgNames();
-  std::vector<KernelFunctionRecord> functions; ///< "main" (+ "reduce").
+  std::vector<KernelFunctionRecord> functions; ///< One: "main".
   int64_t workspaceBytesPerRow = 0;
+  int64_t workspaceFixedBytes = 0; ///< Split-K counters; 0 when split == 1.
 };
 
 /// Attention kernels share the record shape; their shape parameters are
@@ -91,8 +94,8 @@ struct Manifest {
 /// Parses and strictly validates manifest JSON: every required field present
 /// with the right type and range, file names plain (no '/', no ".."), digests
 /// 64 lower-case hex, format_version == kManifestFormatVersion, GEMM keys
-/// consistent with n/k/epilogue, tiles legal, one "main" function (plus one
-/// "reduce" when split > 1). Unknown fields are ignored. Errors read
+/// consistent with n/k/epilogue, tiles legal, exactly one GEMM function, role
+/// "main". Unknown fields are ignored. Errors read
 /// "<file>: gemm_kernels[0] \"<name>\": field \"functions[0].grid.x\": ...".
 bool parseManifest(std::string_view bytes,
                    const std::string &fileNameForMessages, Manifest &out,

@@ -113,7 +113,6 @@ public:
   }
 
   void emitMainKernel(gpu::GPUModuleOp module);
-  void emitReduceKernel(gpu::GPUModuleOp module);
 
 private:
   // --- scalar and pointer helpers ------------------------------------------
@@ -495,71 +494,111 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   gpu::BarrierOp::create(b, loc);
 
   // Each thread finishes (row, 8 columns) groups; consecutive threads take
-  // consecutive column groups so the 16-byte stores coalesce.
+  // consecutive column groups so the 16-byte stores coalesce. `body` gets the
+  // group's tile row, its output row and column.
   const int64_t items = shape.epilogueItems;
-  for (int64_t first = 0; first < items; first += launch.threads) {
-    Value item = add(tid, first);
-    Value mLocal = divU(item, shape.colGroups);
-    Value nLocal = mul(remU(item, shape.colGroups), 8);
-    Value row = add(mCta, mLocal);
-    Value store = lessU(row, m);
-    if (spec.bm < launch.bm8) // rows past bm belong to the next CTA
-      store = both(store, lessU(mLocal, spec.bm));
-    if (first + launch.threads > items)
-      store = both(store, lessU(item, items));
-    emitIf(store, [&] {
-      auto [lo, hi] = sumPartials(tile, mLocal, nLocal);
-      Value n = add(nCta, nLocal);
-      if (spec.split == 1) {
-        Value rowOffset = mul(toI64(row), spec.n);
-        Value outPtr = elementPtr(arg(kOut), bf16, add(rowOffset, toI64(n)));
-        store16(applyEpilogue(lo, hi, rowOffset, n), outPtr);
-        return;
-      }
-      // workspace[slice][row][n], FP32, no epilogue (the reduce kernel's).
-      Value wsRow = add(mul(toI64(slice), toI64(m)), toI64(row));
-      Value wsPtr =
-          elementPtr(arg(kWorkspace), f32, add(mul(wsRow, spec.n), toI64(n)));
-      store16(lo, wsPtr);
-      store16(hi, elementPtr(wsPtr, f32, constI32(4)));
-    });
-  }
-  gpu::ReturnOp::create(b, loc);
-}
-
-void Emitter::emitReduceKernel(gpu::GPUModuleOp module) {
-  const config::GemmLaunch &launch = shape.launch;
-  createKernel(module, spec.name + "_reduce", launch.reduceThreads);
-
-  Value item = threadIdx();
-  Value m = arg(kM);
-  Value nCta = mul(blockIdx(gpu::Dimension::x), spec.bn);
-  Value mCta = mul(blockIdx(gpu::Dimension::y), spec.bm);
-  Value mLocal = divU(item, shape.colGroups);
-  Value nLocal = mul(remU(item, shape.colGroups), 8);
-  Value row = add(mCta, mLocal);
-  Value store = lessU(row, m);
-  if (spec.bm < launch.bm8)
-    store = both(store, lessU(mLocal, spec.bm));
-  if (launch.reduceThreads > shape.epilogueItems)
-    store = both(store, lessU(item, shape.epilogueItems));
-  emitIf(store, [&] {
-    Value n = add(nCta, nLocal);
-    Value rowOffset = mul(toI64(row), spec.n);
-    Value sliceStride = mul(toI64(m), spec.n);
-    Value first = elementPtr(arg(kWorkspace), f32, add(rowOffset, toI64(n)));
-    Value lo, hi;
-    // Slices in order z = 0..split-1: deterministic, as the ABI requires.
-    // The previous kernel wrote them; read-only while this one runs.
-    for (int64_t z = 0; z < spec.split; ++z) {
-      Value ptr = z == 0 ? first : elementPtr(first, f32, mul(sliceStride, z));
-      Value partLo = loadReadOnly16(v4f32, ptr);
-      Value partHi = loadReadOnly16(v4f32, elementPtr(ptr, f32, constI32(4)));
-      lo = lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
-      hi = hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
+  auto forEachItem = [&](auto body) {
+    for (int64_t first = 0; first < items; first += launch.threads) {
+      Value item = add(tid, first);
+      Value mLocal = divU(item, shape.colGroups);
+      Value nLocal = mul(remU(item, shape.colGroups), 8);
+      Value row = add(mCta, mLocal);
+      Value store = lessU(row, m);
+      if (spec.bm < launch.bm8) // rows past bm belong to the next CTA
+        store = both(store, lessU(mLocal, spec.bm));
+      if (first + launch.threads > items)
+        store = both(store, lessU(item, items));
+      emitIf(store, [&] { body(mLocal, nLocal, row, add(nCta, nLocal)); });
     }
+  };
+  auto writeOut = [&](Value lo, Value hi, Value row, Value n) {
+    Value rowOffset = mul(toI64(row), spec.n);
     Value outPtr = elementPtr(arg(kOut), bf16, add(rowOffset, toI64(n)));
     store16(applyEpilogue(lo, hi, rowOffset, n), outPtr);
+  };
+
+  if (spec.split == 1) {
+    forEachItem([&](Value mLocal, Value nLocal, Value row, Value n) {
+      auto [lo, hi] = sumPartials(tile, mLocal, nLocal);
+      writeOut(lo, hi, row, n);
+    });
+    gpu::ReturnOp::create(b, loc);
+    return;
+  }
+
+  // Split-K, reduced in this kernel (docs/kernel-abi.md): every CTA writes
+  // its FP32 partial tile to workspace partials[slice][row][n] ...
+  Value partials = elementPtr(arg(kWorkspace), f32,
+                              constI64(config::kGemmSplitCounterBytes / 4));
+  Value sliceStride = mul(toI64(m), spec.n);
+  auto partialPtr = [&](Value sliceIndex, Value row, Value n) {
+    Value wsRow = add(mul(toI64(sliceIndex), toI64(m)), toI64(row));
+    return elementPtr(partials, f32, add(mul(wsRow, spec.n), toI64(n)));
+  };
+  forEachItem([&](Value mLocal, Value nLocal, Value row, Value n) {
+    auto [lo, hi] = sumPartials(tile, mLocal, nLocal);
+    Value wsPtr = partialPtr(slice, row, n);
+    store16(lo, wsPtr);
+    store16(hi, elementPtr(wsPtr, f32, constI32(4)));
+  });
+  // ... then, once all of the CTA's stores are done (barrier), thread 0
+  // releases them (fence.acq_rel.gpu) and counts the CTA in on the output
+  // tile's counter. The CTA that sees split - 1 arrived last: it acquires the
+  // other slices (second fence), resets the counter for the next call (no
+  // CTA of this launch touches it again) and tells the CTA through a
+  // reducing barrier.
+  gpu::BarrierOp::create(b, loc);
+  Value tileIndex = add(mul(blockIdx(gpu::Dimension::y), launch.gridX),
+                        blockIdx(gpu::Dimension::x));
+  Value counter = elementPtr(arg(kWorkspace), i32, tileIndex);
+  Value isThread0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0));
+  auto arrive = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, isThread0,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(arrive.thenBlock());
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
+    Value arrived = LLVM::AtomicRMWOp::create(
+        b, loc, LLVM::AtomicBinOp::add, counter, constI32(1),
+        LLVM::AtomicOrdering::monotonic, "device", /*alignment=*/4);
+    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       arrived, constI32(spec.split - 1));
+    emitIf(last, [&] {
+      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
+      LLVM::StoreOp::create(b, loc, constI32(0), counter, /*alignment=*/4);
+    });
+    scf::YieldOp::create(b, loc, last);
+    b.setInsertionPointToStart(arrive.elseBlock());
+    scf::YieldOp::create(
+        b, loc,
+        arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult());
+  }
+  auto lastBarrier = NVVM::BarrierOp::create(
+      b, loc, i32, /*barrierId=*/Value(), /*numberOfThreads=*/Value(),
+      NVVM::BarrierReductionAttr::get(b.getContext(),
+                                      NVVM::BarrierReduction::OR),
+      arith::ExtUIOp::create(b, loc, i32, arrive.getResult(0)));
+  Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       lastBarrier.getRes(), constI32(0));
+  emitIf(isLast, [&] {
+    forEachItem([&](Value, Value, Value row, Value n) {
+      Value first = partialPtr(constI32(0), row, n);
+      Value lo, hi;
+      // Slices in order z = 0..split-1: deterministic, as the ABI requires.
+      // Plain (coherent) loads: other CTAs of this launch wrote them.
+      for (int64_t z = 0; z < spec.split; ++z) {
+        Value ptr =
+            z == 0 ? first : elementPtr(first, f32, mul(sliceStride, z));
+        Value partLo = load16(v4f32, ptr);
+        Value partHi = load16(v4f32, elementPtr(ptr, f32, constI32(4)));
+        lo =
+            lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
+        hi =
+            hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
+      }
+      writeOut(lo, hi, row, n);
+    });
   });
   gpu::ReturnOp::create(b, loc);
 }
@@ -594,8 +633,7 @@ LogicalResult buildGemmKernels(OpBuilder &b, Location loc,
                   << " (expected 0 none, 1 gelu, 2 layerscale_residual)";
   if (!isPlainIdentifier(spec.name))
     return fail() << "kernel name must match [A-Za-z_][A-Za-z0-9_]*";
-  for (std::string symbol :
-       {spec.name, spec.name + "_reduce", "__" + spec.name + "_partials"}) {
+  for (std::string symbol : {spec.name, "__" + spec.name + "_partials"}) {
     if (SymbolTable::lookupSymbolIn(module, symbol))
       return fail() << "symbol '" << symbol << "' already exists in "
                     << module.getName();
@@ -622,8 +660,6 @@ LogicalResult buildGemmKernels(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   Emitter emitter(b, loc, shape);
   emitter.emitMainKernel(module);
-  if (spec.split > 1)
-    emitter.emitReduceKernel(module);
   return success();
 }
 

@@ -78,9 +78,8 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
         return op.emitOpError("could not build GEMM kernel ") << name;
     }
     auto mainFn = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
-    auto reduceFn = kernels.lookupSymbol<gpu::GPUFuncOp>(name + "_reduce");
-    if (!mainFn || (tile.getSplit() > 1 && !reduceFn))
-      return op.emitOpError("GEMM kernel ") << name << " is incomplete";
+    if (!mainFn)
+      return op.emitOpError("GEMM kernel ") << name << " is missing";
 
     // Operands as buffers and raw pointers, in the kernel ABI's order.
     Type ptrType = mainFn.getArgumentTypes().front();
@@ -100,10 +99,24 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
     };
     Value workspace = null;
     if (tile.getSplit() > 1) {
-      auto wsType = MemRefType::get({tile.getSplit(), outType.getDimSize(0), n},
-                                    rw.getF32Type());
-      workspace = basePointer(
-          rw, loc, memref::AllocOp::create(rw, loc, wsType, dynM), ptrType);
+      // Workspace of docs/kernel-abi.md: the split-K counters (zero before
+      // the launch; the kernel leaves them zero) and then the FP32 partials.
+      const int64_t counterWords = config::kGemmSplitCounterBytes / 4;
+      Value words = arith::AddIOp::create(
+          rw, loc, indexConst(rw, loc, counterWords),
+          arith::MulIOp::create(rw, loc, mIndex,
+                                indexConst(rw, loc, tile.getSplit() * n)));
+      auto wsType = MemRefType::get({ShapedType::kDynamic}, rw.getF32Type());
+      Value wsBuf = memref::AllocOp::create(rw, loc, wsType, words);
+      Value counters = memref::SubViewOp::create(
+          rw, loc, wsBuf, ArrayRef<OpFoldResult>{rw.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{rw.getIndexAttr(counterWords)},
+          ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
+      gpu::MemsetOp::create(
+          rw, loc, /*asyncToken=*/Type(), /*asyncDependencies=*/ValueRange(),
+          counters,
+          arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0)));
+      workspace = basePointer(rw, loc, wsBuf, ptrType);
     }
     Value m32 = arith::IndexCastOp::create(rw, loc, rw.getI32Type(), mIndex);
     SmallVector<Value> args = {basePointer(rw, loc, xBuf, ptrType),
@@ -122,13 +135,6 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
                          indexConst(rw, loc, launch.gridZ)};
     gpu::KernelDim3 block{indexConst(rw, loc, launch.threads), one, one};
     gpu::LaunchFuncOp::create(rw, loc, mainFn, grid, block, Value(), args);
-    if (reduceFn) {
-      gpu::KernelDim3 reduceGrid{grid.x, gridY, one};
-      gpu::KernelDim3 reduceBlock{indexConst(rw, loc, launch.reduceThreads),
-                                  one, one};
-      gpu::LaunchFuncOp::create(rw, loc, reduceFn, reduceGrid, reduceBlock,
-                                Value(), args);
-    }
     Value result = bufferization::ToTensorOp::create(
         rw, loc, op.getResult().getType(), outBuf, /*restrict=*/true,
         /*writable=*/true);

@@ -35,16 +35,46 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 
 // -----
 
-// split > 1: a main kernel writing FP32 partials to a workspace and a reduce
-// kernel that applies the epilogue; scale and residual reach both.
+// split > 1: one kernel. Each CTA writes its FP32 partial tile to the
+// workspace after the 16384 tile counters, thread 0 releases it and counts the
+// CTA in; the last of the split CTAs (the reducing barrier tells the CTA)
+// acquires, resets the counter, sums the slices and applies the epilogue.
+// The host zeroes the counters of the workspace it allocates.
 // CHECK-LABEL: module attributes {gpu.container_module}
-// CHECK: gpu.func @[[MAIN:linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2]](
-// CHECK: gpu.func @[[RED:linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2_reduce]](
-// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// CHECK: gpu.func @[[MAIN:linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2]](%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[WS:.*]]: !llvm.ptr<1>, %{{.*}}: i32) kernel
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK: %[[C16384:.*]] = arith.constant 16384 : i64
+// CHECK: %[[PARTIALS:.*]] = llvm.getelementptr %[[WS]][%[[C16384]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: scf.if
+// CHECK: llvm.getelementptr %[[PARTIALS]]
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: gpu.barrier
+// CHECK: %[[COUNTER:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+// CHECK: scf.if %{{.*}} -> (i1) {
+// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
+// CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[COUNTER]], %{{.*}} syncscope("device") monotonic {alignment = 4 : i64} : !llvm.ptr<1>, i32
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[OLD]], %c1_i32
+// CHECK: scf.if %[[LAST]] {
+// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
+// CHECK: llvm.store %{{.*}}, %[[COUNTER]] {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK: scf.yield %[[LAST]] : i1
+// CHECK: nvvm.barrier #nvvm.reduction<or>
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: gpu.func
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
+// CHECK: gpu.return
+// CHECK-NOT: _reduce
 // CHECK-LABEL: func.func @layerscale_split
-// CHECK: %[[WS:.*]] = memref.alloc() : memref<2x4x768xf32>
-// CHECK: gpu.launch_func @moss_kernels::@[[MAIN]] blocks in (%c24, %[[GY:.*]], %c2) threads in (%c256,
-// CHECK: gpu.launch_func @moss_kernels::@[[RED]] blocks in (%c24, %[[GY]], %c1) threads in (%c32,
+// CHECK: %[[WORDS:.*]] = arith.addi %c16384, %{{.*}} : index
+// CHECK: %[[WSB:.*]] = memref.alloc(%[[WORDS]]) : memref<?xf32>
+// CHECK: %[[CNT:.*]] = memref.subview %[[WSB]][0] [16384] [1]
+// CHECK: gpu.memset %[[CNT]], %{{.*}} : memref<16384xf32, strided<[1]>>, f32
+// CHECK: gpu.launch_func @moss_kernels::@[[MAIN]] blocks in (%c24, %{{.*}}, %c2) threads in (%c256,
+// CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @layerscale_split(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>) -> tensor<4x768xbf16> {
   %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) epilogue layerscale_residual tile <8, 32, 128, 2> : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>

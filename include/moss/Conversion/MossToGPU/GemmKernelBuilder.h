@@ -32,14 +32,17 @@ struct GemmKernelSpec {
   int64_t n = 0, k = 0;
   int epilogue = 0; ///< 0 none, 1 exact erf-GELU, 2 LayerScale + residual.
   int64_t bm = 0, bn = 0, bk = 0, split = 1;
-  std::string name; ///< Main kernel symbol; the reduce kernel is name_reduce.
+  std::string name; ///< Kernel symbol.
 };
 
-/// Appends the kernel(s) of `spec` to `module`: `<name>` and, when split > 1,
-/// `<name>_reduce`, plus one addrspace-3 llvm.mlir.global per main kernel
-/// (`__<name>_partials`, the FP32 tile of the cross-warp reduction).
-/// Both kernels take (x, w, scale, residual, out, workspace: !llvm.ptr<1>,
-/// m: i32) and carry `gpu.kernel` and `known_block_size`.
+/// Appends the kernel of `spec` to `module`: `<name>`, plus one addrspace-3
+/// llvm.mlir.global (`__<name>_partials`, the FP32 tile of the cross-warp
+/// reduction). With split > 1 the kernel also reduces the K slices itself:
+/// each CTA writes FP32 partials to the workspace and the last CTA of an
+/// output tile (an atomic counter at the workspace's start) sums them in
+/// order z = 0..split-1 and applies the epilogue. The kernel takes (x, w,
+/// scale, residual, out, workspace: !llvm.ptr<1>, m: i32) and carries
+/// `gpu.kernel` and `known_block_size`.
 /// Emits an error at `loc` and returns failure for an illegal spec (tile rule
 /// of docs/kernel-abi.md, unknown epilogue, empty or already used name).
 /// The insertion point of `b` is restored on return.
