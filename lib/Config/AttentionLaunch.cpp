@@ -21,9 +21,9 @@ const std::map<std::string, int64_t> &attentionKernelParams() {
       {"keys_per_tile", kAttentionKeysPerTile},
       {"rows_per_warp", kAttentionRowsPerWarp},
       {"max_warps", kAttentionMaxWarps},
-      {"combine_threads", kAttentionCombineThreads},
-      {"combine_rows_per_cta", kAttentionCombineRowsPerCta},
       {"workspace_floats_per_row", kAttentionWorkspaceFloatsPerRow},
+      {"counter_bytes", kAttentionCounterBytes},
+      {"min_ctas_per_sm", kAttentionMinCtasPerSm},
       {"sms", kAttentionSms},
       {"max_splits", kAttentionMaxSplits}};
   return params;
@@ -118,18 +118,12 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
     }
     rows *= t;
     int64_t perSplit = kAttentionWorkspaceFloatsPerRow * 4;
-    if (rows > INT64_MAX / perSplit / launch.splits) {
+    int64_t counters = launch.gridX * launch.gridY * kAttentionCounterBytes;
+    if (rows > (INT64_MAX - counters) / perSplit / launch.splits) {
       err = "the split-KV workspace size overflows 64 bits";
       return false;
     }
-    launch.workspaceBytes = launch.splits * rows * perSplit;
-    launch.combineGridX = ceilDiv(rows, kAttentionCombineRowsPerCta);
-    launch.combineThreads = kAttentionCombineThreads;
-    if (launch.combineGridX > kMaxGridX) {
-      err = "B * H * T = " + std::to_string(rows) +
-            " rows need more combine CTAs than the grid limit";
-      return false;
-    }
+    launch.workspaceBytes = launch.splits * rows * perSplit + counters;
   }
   out = launch;
   return true;

@@ -3,10 +3,10 @@
 // One call: validate against the generated kernel's real requirements
 // (docs/kernel-abi.md, "Attention kernel ABI"), find the context's state and
 // the stream's workspace slot, apply the shared launch rule
-// (moss::config::deriveAttentionLaunch) and launch the main kernel, plus the
-// combine kernel when the rule splits the keys. No host sync, no allocation,
-// no module loading once the context is set up: calls can be captured into
-// CUDA graphs. There is no hand-written fallback by design.
+// (moss::config::deriveAttentionLaunch) and launch the kernel; with split-KV
+// it merges the splits itself, through the slot's counters. No host sync, no
+// allocation, no module loading once the context is set up: calls can be
+// captured into CUDA graphs. There is no hand-written fallback by design.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,15 +199,6 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   if (result != CUDA_SUCCESS)
     return cudaFailure("launching " + functions[kernel.mainIndex].symbol,
                        result);
-  if (launch.splits > 1) {
-    result = api.launchKernel(loaded.combine,
-                              static_cast<unsigned>(launch.combineGridX), 1, 1,
-                              static_cast<unsigned>(launch.combineThreads), 1,
-                              1, 0, c.stream, params, nullptr);
-    if (result != CUDA_SUCCESS)
-      return cudaFailure("launching " + functions[kernel.combineIndex].symbol,
-                         result);
-  }
   return success();
 }
 

@@ -1,14 +1,16 @@
 // REQUIRES: ptxas
 // RUN: moss-opt %s --pass-pipeline="builtin.module(moss-to-cubin{format=isa})" | FileCheck %s
 
-// The attention kernels through the whole pipeline: PTX for sm_90a with BF16
+// The attention kernel through the whole pipeline: PTX for sm_90a with BF16
 // tensor cores for QK^T and PV (K by ldmatrix, V by ldmatrix.trans), cp.async
-// into a 32 KiB double buffer, the reducing barrier of skip_empty_tiles, and
-// no local memory or calls.
+// into a 32 KiB double buffer, the reducing barrier of skip_empty_tiles, the
+// in-kernel split merge (fence, counter, reducing barrier), and no local
+// memory or calls.
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
 // CHECK-SAME: .target sm_90a
 // CHECK-SAME: .visible .entry streaming_attention_d64(
 // CHECK-SAME: .maxntid 128, 1, 1
+// CHECK-SAME: .minnctapersm 3
 // CHECK-SAME: .shared .align 16 .b8 __streaming_attention_d64_kv[32768];
 // CHECK-SAME: bar.red.or.pred
 // CHECK-SAME: cp.async.cg.shared.global
@@ -16,17 +18,20 @@
 // CHECK-SAME: vote.sync.any.pred
 // CHECK-SAME: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-SAME: ex2.approx.f32
+// CHECK-SAME: ex2.approx.ftz.f32
 // CHECK-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-SAME: .visible .entry streaming_attention_d64_combine(
-// CHECK-SAME: .maxntid 128, 1, 1
-// CHECK-SAME: ex2.approx.f32
+// CHECK-SAME: membar.gl
+// CHECK-SAME: atom.global.add.u32
+// CHECK-SAME: bar.red.or.pred
+// CHECK-SAME: ld.volatile.global.v2.b32
+// CHECK-SAME: st.volatile.global.b32
+// CHECK-NOT: streaming_attention_d64_combine
 // CHECK-NOT: .local
 // CHECK-NOT: call
 // CHECK-LABEL: func.func @decoder_attention
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64 blocks
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_combine blocks
+// CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @decoder_attention(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %m: tensor<?x1x?x400xi1>) -> tensor<?x12x?x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x1x?x400xi1> -> tensor<?x12x?x64xbf16>

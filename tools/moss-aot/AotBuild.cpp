@@ -230,8 +230,18 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
           " (pass --cuda-path)";
     return false;
   }
+  // The compiler's own digest is part of the pipeline (and so of the cache
+  // key): a rebuilt moss-aot with the same version string and a changed
+  // kernel generator must not call the old kernels up to date.
+  std::string self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  std::string selfSha;
+  if (self.empty() || !config::sha256File(self, selfSha, err)) {
+    err = "cannot hash the moss-aot executable " + self + ": " + err;
+    return false;
+  }
   std::string pipeline = describeMossToCubinPipeline(pipelineOptions) +
-                         " | ptxas -arch=" + options.chip + " " + kPtxasFlags;
+                         " | ptxas -arch=" + options.chip + " " + kPtxasFlags +
+                         " | moss-aot sha256 " + selfSha.substr(0, 16);
   config::Manifest manifest;
   manifest.mossVersion = MOSS_VERSION;
   manifest.chip = options.chip;

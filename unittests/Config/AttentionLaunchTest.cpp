@@ -27,7 +27,7 @@ std::string deriveError(int64_t b, int64_t h, int64_t t, int64_t s,
 
 TEST(AttentionLaunchTest, DecodeSplitsTheKeysAcrossCtas) {
   // T = 1: one warp per CTA, 12 CTAs, so every one of the 7 key tiles gets
-  // a CTA of its own and the combine kernel merges them.
+  // a CTA of its own; the last of them merges the splits.
   AttentionLaunch l = derive(1, 12, 1, 400);
   EXPECT_EQ(l.warps, 1);
   EXPECT_EQ(l.threads, 32);
@@ -36,9 +36,8 @@ TEST(AttentionLaunchTest, DecodeSplitsTheKeysAcrossCtas) {
   EXPECT_EQ(l.keyTiles, 7);
   EXPECT_EQ(l.splits, 7);
   EXPECT_EQ(l.tilesPerSplit, 1);
-  EXPECT_EQ(l.combineGridX, 2); // ceil(12 rows / 8)
-  EXPECT_EQ(l.combineThreads, 128);
-  EXPECT_EQ(l.workspaceBytes, 7 * 12 * 1 * 66 * 4);
+  // Partials of 12 rows per split, then one counter per (b, h, row block).
+  EXPECT_EQ(l.workspaceBytes, 7 * 12 * 1 * 66 * 4 + 12 * 1 * 4);
 }
 
 TEST(AttentionLaunchTest, LongChunksRunOnePass) {
@@ -49,7 +48,6 @@ TEST(AttentionLaunchTest, LongChunksRunOnePass) {
   EXPECT_EQ(l.gridX, 192);
   EXPECT_EQ(l.gridY, 8); // ceil(480 / 64)
   EXPECT_EQ(l.splits, 1);
-  EXPECT_EQ(l.combineGridX, 0);
   EXPECT_EQ(l.workspaceBytes, 0);
 }
 
@@ -62,11 +60,14 @@ TEST(AttentionLaunchTest, WarpsFollowTheRows) {
 }
 
 TEST(AttentionLaunchTest, RuleSplitsOnlyWhileHalfTheSlotsAreFree) {
-  // 4 warps: 2 CTAs per SM, 264 slots; 192 CTAs fill more than half.
-  EXPECT_EQ(chooseAttentionSplits(16, 12, 60, 400), 1);
-  // 48 CTAs: round(264 / 48) = 6 wanted, 7 tiles -> tps 2 -> 4 splits.
-  EXPECT_EQ(chooseAttentionSplits(4, 12, 60, 400), 6);
-  EXPECT_EQ(derive(4, 12, 60, 400).splits, 4);
+  // 4 warps: 3 CTAs per SM, 396 slots; 768 CTAs fill more than half.
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 240, 400), 1);
+  // 192 CTAs: round(396 / 192) = 2 wanted, 7 tiles -> tps 4 -> 2 splits.
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 60, 400), 2);
+  EXPECT_EQ(derive(16, 12, 60, 400).splits, 2);
+  // 48 CTAs: round(396 / 48) = 8 wanted, capped by the 7 tiles.
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 60, 400), 7);
+  EXPECT_EQ(derive(4, 12, 60, 400).splits, 7);
   // Never more splits than key tiles.
   EXPECT_EQ(chooseAttentionSplits(1, 20, 1, 125), 2);
   EXPECT_EQ(derive(1, 1, 1, 1).splits, 1);

@@ -54,13 +54,12 @@ config::Manifest attentionManifest() {
                 {"keys_per_tile", 64},
                 {"rows_per_warp", 16},
                 {"max_warps", 4},
-                {"combine_threads", 128},
-                {"combine_rows_per_cta", 8},
                 {"workspace_floats_per_row", 66},
+                {"counter_bytes", 4},
+                {"min_ctas_per_sm", 3},
                 {"sms", 132},
                 {"max_splits", 16}};
-  rec.functions = {function(rec.name, "main", 128),
-                   function(rec.name + "_combine", "combine", 128)};
+  rec.functions = {function(rec.name, "main", 128)};
   m.attentionKernels.push_back(rec);
   return m;
 }
@@ -125,10 +124,10 @@ TEST(AttentionManifest, ValidRecordPassesHostChecks) {
 TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
   expectManifestError(
       [](config::Manifest &m) {
-        rec(m).params["abi_version"] = 2;
-        rec(m).params["head_dim"] = 128; // reported after the version
+        rec(m).params["abi_version"] = 1; // main + combine kernel
+        rec(m).params["head_dim"] = 128;  // reported after the version
       },
-      "\"params.abi_version\" = 2, expected 1");
+      "\"params.abi_version\" = 1, expected 2");
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
       "\"params.abi_version\" is missing");
@@ -157,12 +156,17 @@ TEST(AttentionManifest, ArgsMustMatchTheAbi) {
                       "\"args\" has 25 entries, expected 26");
 }
 
-TEST(AttentionManifest, FunctionsMustBeMainAndCombine) {
+TEST(AttentionManifest, OneMainFunction) {
   expectManifestError(
-      [](config::Manifest &m) { rec(m).functions[1].role = "reduce"; },
-      "\"functions[1].role\" is \"reduce\"");
-  expectManifestError([](config::Manifest &m) { rec(m).functions.pop_back(); },
-                      "lacks the combine function");
+      [](config::Manifest &m) { rec(m).functions[0].role = "combine"; },
+      "\"functions[0].role\" is \"combine\", expected \"main\"");
+  // An ABI 1 record (main + combine) under the current version number.
+  expectManifestError(
+      [](config::Manifest &m) {
+        rec(m).functions.push_back(
+            function(rec(m).name + "_combine", "combine", 128));
+      },
+      "\"functions\" has 2 entries, expected one (role \"main\")");
   expectManifestError(
       [](config::Manifest &m) { rec(m).functions[0].symbol = "other"; },
       "\"functions[0].symbol\" is \"other\"");

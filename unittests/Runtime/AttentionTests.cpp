@@ -379,6 +379,54 @@ TEST_F(Attention, SinglePassAgreesWithSplitKv) {
   cudaStreamDestroy(without);
 }
 
+TEST_F(Attention, SplitCountersResetBetweenCalls) {
+  // The kernel merges split-KV in the CTA that finishes its block last, found
+  // through counters in the stream's workspace that it must leave at zero:
+  // back-to-back calls of shapes with different grids and split counts on
+  // one stream (no sync in between) must each give the first call's bits.
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  std::vector<std::unique_ptr<Problem>> problems;
+  problems.push_back(std::make_unique<Problem>(
+      makeProblem(1, 12, 1, 400, MaskKind::Ring, 71))); // 7 splits
+  problems.push_back(std::make_unique<Problem>(
+      makeProblem(4, 12, 32, 400, MaskKind::SparseHistory, 72)));
+  problems.push_back(std::make_unique<Problem>(
+      makeProblem(2, 20, 15, 125, MaskKind::Ring, 73)));
+  std::vector<std::unique_ptr<DeviceProblem>> devs;
+  std::vector<std::vector<uint16_t>> first;
+  for (auto &p : problems) {
+    moss::config::AttentionLaunch launch;
+    std::string err;
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(p->B, p->H, p->T, p->S, 0,
+                                                    launch, err));
+    EXPECT_GT(launch.splits, 1) << caseName(*p);
+    devs.push_back(std::make_unique<DeviceProblem>(*p));
+    first.push_back(
+        head(devs.back()->run(h.rt, devs.back()->base, stream), p->outElems()));
+    EXPECT_LE(relativeL2(first.back(), reference(*p)), kAttentionTolerance)
+        << caseName(*p);
+  }
+  // Nine rounds back to back; a counter left nonzero by any of them would
+  // leave the poisoned output of the tenth unmerged or wrong.
+  auto round = [&] {
+    for (size_t i = 0; i < devs.size(); ++i)
+      ASSERT_EQ(moss_streaming_attention(h.rt, &devs[i]->base, stream), MOSS_OK)
+          << moss_runtime_last_error(h.rt);
+  };
+  for (int r = 0; r < 9; ++r)
+    round();
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  for (size_t i = 0; i < devs.size(); ++i)
+    poison(devs[i]->out.data(), problems[i]->outElems());
+  round();
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  for (size_t i = 0; i < devs.size(); ++i)
+    EXPECT_EQ(download(devs[i]->out.data(), problems[i]->outElems()), first[i])
+        << caseName(*problems[i]);
+  cudaStreamDestroy(stream);
+}
+
 TEST_F(Attention, GraphReplayEqualsEager) {
   std::vector<std::unique_ptr<Problem>> problems;
   problems.push_back(std::make_unique<Problem>(

@@ -18,30 +18,31 @@
 
 namespace moss::config {
 
-/// Kernel (file-name stem and main symbol); the combine kernel is
-/// `<name>_combine`.
+/// Kernel (file-name stem and symbol). One kernel: with splits > 1 the last
+/// CTA of each (b, h, row block) merges the splits itself.
 constexpr const char *kAttentionKernelName = "streaming_attention_d64";
-constexpr const char *kAttentionCombineSuffix = "_combine";
 
 /// Version of the 26-parameter ABI; the manifest's params.abi_version.
-constexpr int64_t kAttentionAbiVersion = 1;
+/// 2: split-KV merged in the kernel (workspace counters), no combine kernel.
+constexpr int64_t kAttentionAbiVersion = 2;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
 constexpr int64_t kAttentionMaxWarps = 4;     ///< main kernel: 32..128 thr.
-constexpr int64_t kAttentionCombineThreads = 128;
-constexpr int64_t kAttentionCombineRowsPerCta = 8; ///< 16 threads per row.
 /// FP32 values per (split, row) in the workspace: acc[64], then m and l.
 constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
-/// Split-KV rule: SMs of an H100/H200 and the main kernel's resident CTAs per
-/// SM for 1..4 warps (205 registers a thread, 32 KiB of shared memory each;
-/// measured on an H200). Splits pay while the grid leaves half the GPU's
-/// CTA slots empty.
+/// Bytes per (b, h, row block) of the split counters after the partials.
+constexpr int64_t kAttentionCounterBytes = 4;
+/// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM
+/// for 1..4 warps (at most 168 registers a thread, __launch_bounds__(128, 3),
+/// and 32 KiB of shared memory each). Splits pay while the grid leaves half
+/// the GPU's CTA slots empty.
 constexpr int64_t kAttentionSms = 132;
-constexpr int64_t kAttentionCtasPerSm[5] = {0, 7, 4, 3, 2};
+constexpr int64_t kAttentionMinCtasPerSm = 3; ///< at 4 warps (nvvm.minctasm).
+constexpr int64_t kAttentionCtasPerSm[5] = {0, 7, 6, 4, 3};
 constexpr int64_t kAttentionMaxSplits = 16;
 
-/// Parameter names of both attention functions, in ABI order.
+/// Parameter names of the attention kernel, in ABI order.
 const std::vector<std::string> &attentionKernelArgNames();
 
 /// The constants a generated attention kernel is built with, as recorded in
@@ -50,17 +51,18 @@ const std::vector<std::string> &attentionKernelArgNames();
 const std::map<std::string, int64_t> &attentionKernelParams();
 
 struct AttentionLaunch {
-  int64_t warps = 0;          ///< min(4, ceil(T / 16)).
-  int64_t threads = 0;        ///< 32 * warps: blockDim.x of the main kernel.
-  int64_t rowsPerCta = 0;     ///< 16 * warps query rows of one (b, h).
-  int64_t gridX = 0;          ///< B * H.
-  int64_t gridY = 0;          ///< ceil(T / rowsPerCta).
-  int64_t keyTiles = 0;       ///< ceil(S / 64).
-  int64_t tilesPerSplit = 0;  ///< ceil(keyTiles / splits).
-  int64_t splits = 0;         ///< gridDim.z; no split is empty.
-  int64_t combineGridX = 0;   ///< ceil(B*H*T / 8); 0 when splits == 1.
-  int64_t combineThreads = 0; ///< 128; 0 when splits == 1.
-  int64_t workspaceBytes = 0; ///< splits * B*H*T * 66 * 4; 0 when splits == 1.
+  int64_t warps = 0;         ///< min(4, ceil(T / 16)).
+  int64_t threads = 0;       ///< 32 * warps: blockDim.x of the main kernel.
+  int64_t rowsPerCta = 0;    ///< 16 * warps query rows of one (b, h).
+  int64_t gridX = 0;         ///< B * H.
+  int64_t gridY = 0;         ///< ceil(T / rowsPerCta).
+  int64_t keyTiles = 0;      ///< ceil(S / 64).
+  int64_t tilesPerSplit = 0; ///< ceil(keyTiles / splits).
+  int64_t splits = 0;        ///< gridDim.z; no split is empty.
+  /// splits * B*H*T * 66 * 4 bytes of partials, then B*H*gridY 4-byte
+  /// counters (zero before the first launch; the kernel leaves them zero);
+  /// 0 when splits == 1.
+  int64_t workspaceBytes = 0;
 };
 
 /// Split-KV count of the rule, for sizes >= 1: with slots = 132 * CTAs per SM

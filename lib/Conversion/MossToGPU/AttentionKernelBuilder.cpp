@@ -138,7 +138,6 @@ public:
 
   void emitMainKernel(gpu::GPUModuleOp module, StringRef name,
                       StringRef kvName);
-  void emitCombineKernel(gpu::GPUModuleOp module, StringRef name);
 
 private:
   FunctionType kernelType() {
@@ -212,7 +211,18 @@ private:
   Value fcmp(arith::CmpFPredicate p, Value l, Value r) {
     return arith::CmpFOp::create(b, loc, p, l, r);
   }
-  Value exp2(Value v) { return math::Exp2Op::create(b, loc, v); }
+  /// 2^v with ex2.approx.ftz: one MUFU op. (math.exp2 lowers to the non-ftz
+  /// form, which wraps it in denormal scaling; results below 2^-126 only
+  /// ever weigh a probability that rounds away in bf16.)
+  Value exp2(Value v) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+               ValueRange{v})
+        .getResult(0);
+  }
+  Value fma(Value a, Value x, Value c) {
+    return math::FmaOp::create(b, loc, a, x, c);
+  }
   /// 1/l, or 0 for a row without an allowed key (l == 0).
   Value safeReciprocal(Value l) {
     Value one = constF32(1.0);
@@ -332,19 +342,24 @@ private:
   // --- main-kernel pieces ----------------------------------------------------
   struct MaskLoads {
     SmallVector<Value> bytes; ///< 32 bytes: bit 4n + c of the packed mask.
-    SmallVector<Value> valid; ///< whether each byte is a real (row, key).
+    Value keyBits;            ///< bits whose key is real (< S, tile valid).
   };
   MaskLoads loadMask(Value tile, Value tileValid);
   Value packMask(const MaskLoads &loads);
+  void prefetchMask(Value tile);
   void copyTile(Value tile, Value stage);
   RowState computeTile(Value stage, Value bits, const RowState &in);
   void storeResult(const RowState &state);
+  void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
+  void mergeSplits(int64_t r, Value mlBase,
+                   llvm::function_ref<Value(Value, int64_t)> wsRowOf);
 
   // Per-kernel values the pieces share.
   struct MainValues {
     Value tid, threads, g, t, b, h, z;
     Value rowValid[2], row[2];
     Value maskRow[2];
+    Value rowBits; ///< mask bits of rows below T (0x3 / 0xC per nibble).
     Value kHead, vHead;
     SmallVector<Value> q[4]; ///< A fragment of k-step kk (d 16kk..16kk+15).
     Value scaleLog2;
@@ -376,89 +391,146 @@ AttentionEmitter::createKernel(gpu::GPUModuleOp module, StringRef name,
         NVVM::NVVMDialect::getMaxntidAttrName(),
         b.getDenseI32ArrayAttr({static_cast<int32_t>(kMaxThreads), 1, 1}));
   }
-  fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+  fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+             b.getI32IntegerAttr(config::kAttentionMinCtasPerSm));
   b.setInsertionPointToStart(&fn.getBody().front());
   kernelArgs.assign(fn.getArguments().begin(), fn.getArguments().end());
   return fn;
 }
 
 /// Loads the lane's 32 mask bytes of key tile `tile`: rows g, g+8 and keys
-/// 8n + 2t + {0, 1}. Every address is in bounds (rows and keys clamped); the
-/// `valid` flags say which bytes count. Packed later, after the compute, so
-/// the loads' latency hides behind it.
+/// 8n + 2t + {0, 1}, in bit order 4n + 2r + e (the accumulator's c index is
+/// 2r + e). Full tiles of a mask contiguous in S (the usual case) load at
+/// constant offsets from one pointer per row; the tail tile and strided masks
+/// clamp every key into range and report the real ones in `keyBits`. Packed
+/// later, after the compute, so the loads' latency hides behind it.
 AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
                                                        Value tileValid) {
-  MaskLoads loads;
   Value s = arg(kS);
-  Value lastKey = sub(s, constI32(1));
-  Value keyBase = add(mul(tile, kKeys), mul(mv.t, 2));
-  for (int64_t n = 0; n < kKeyGroups; ++n) {
-    for (int64_t e = 0; e < 2; ++e) {
-      Value key = add(keyBase, 8 * n + e);
-      Value keyValid = both(tileValid, lessU(key, s));
-      Value offset = mul(toI64(minU(key, lastKey)), arg(kMaskStrideS));
-      for (int64_t r = 0; r < 2; ++r) {
-        loads.bytes.push_back(
-            loadReadOnly(i8, elementPtr(mv.maskRow[r], i8, offset), 1));
-        loads.valid.push_back(both(keyValid, mv.rowValid[r]));
-      }
-    }
-  }
-  // Reorder to bit index 4n + 2r + e (the accumulator's c index is 2r + e).
-  MaskLoads ordered;
-  for (int64_t n = 0; n < kKeyGroups; ++n)
-    for (int64_t r = 0; r < 2; ++r)
-      for (int64_t e = 0; e < 2; ++e) {
-        int64_t from = 4 * n + 2 * e + r;
-        ordered.bytes.push_back(loads.bytes[from]);
-        ordered.valid.push_back(loads.valid[from]);
-      }
-  return ordered;
-}
-
-Value AttentionEmitter::packMask(const MaskLoads &loads) {
-  Value bits = constI32(0);
-  for (auto [i, byte] : llvm::enumerate(loads.bytes)) {
-    Value allowed = both(loads.valid[i], notZero(byte));
-    bits = bitOr(bits, shl(toI32(allowed), static_cast<int64_t>(i)));
-  }
-  return bits;
-}
-
-/// cp.async of key tile `tile` (K and V, 64 rows each) into buffer `stage`;
-/// rows past S are zero-filled (src-size 0), so P·V never reads garbage.
-void AttentionEmitter::copyTile(Value tile, Value stage) {
-  Value s = arg(kS);
-  Value keyBase = mul(tile, kKeys);
-  Value stageBase = mul(stage, kStageElems);
-  auto loop =
-      scf::ForOp::create(b, loc, mv.tid, constI32(kChunksPerTile), mv.threads);
+  Value tileKey = mul(tile, kKeys);
+  Value keyBase = add(tileKey, mul(mv.t, 2));
+  Value full =
+      both(tileValid, cmp(arith::CmpIPredicate::ule, add(tileKey, kKeys), s));
+  Value unitStride =
+      cmp(arith::CmpIPredicate::eq, arg(kMaskStrideS), constI64(1));
+  SmallVector<Type> types(4 * kKeyGroups, i8);
+  types.push_back(i32);
+  auto ifOp = scf::IfOp::create(b, loc, types, both(full, unitStride),
+                                /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value c = loop.getInductionVar();
-    Value keyRow = shrU(c, 3);
-    Value chunk = bitAnd(c, kChunksPerRow - 1);
-    Value key = add(keyBase, keyRow);
-    Value inRange = lessU(key, s);
-    Value safeKey = toI64(select(inRange, key, constI32(0)));
+    b.setInsertionPointToEnd(ifOp.thenBlock());
+    SmallVector<Value> bytes;
+    Value rowTile[2];
+    for (int64_t r = 0; r < 2; ++r)
+      rowTile[r] = elementPtr(mv.maskRow[r], i8, toI64(keyBase));
+    for (int64_t n = 0; n < kKeyGroups; ++n)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e)
+          bytes.push_back(loadReadOnly(
+              i8, elementPtr(rowTile[r], i8, constI32(8 * n + e)), 1));
+    bytes.push_back(constI32(-1));
+    scf::YieldOp::create(b, loc, bytes);
+
+    b.setInsertionPointToEnd(ifOp.elseBlock());
+    bytes.clear();
+    Value lastKey = sub(s, constI32(1));
+    Value keyBits = constI32(0);
+    for (int64_t n = 0; n < kKeyGroups; ++n) {
+      for (int64_t r = 0; r < 2; ++r) {
+        for (int64_t e = 0; e < 2; ++e) {
+          Value key = add(keyBase, 8 * n + e);
+          Value offset = mul(toI64(minU(key, lastKey)), arg(kMaskStrideS));
+          bytes.push_back(
+              loadReadOnly(i8, elementPtr(mv.maskRow[r], i8, offset), 1));
+          Value real = both(tileValid, lessU(key, s));
+          keyBits = bitOr(keyBits, shl(toI32(real), 4 * n + 2 * r + e));
+        }
+      }
+    }
+    bytes.push_back(keyBits);
+    scf::YieldOp::create(b, loc, bytes);
+  }
+  MaskLoads loads;
+  for (int64_t i = 0; i < 4 * kKeyGroups; ++i)
+    loads.bytes.push_back(ifOp.getResult(i));
+  loads.keyBits = ifOp.getResult(4 * kKeyGroups);
+  return loads;
+}
+
+/// Bit 4n + 2r + e set when that (row, key) is allowed: a nonzero byte of a
+/// real key and a row below T.
+Value AttentionEmitter::packMask(const MaskLoads &loads) {
+  Value bits = constI32(0);
+  for (auto [i, byte] : llvm::enumerate(loads.bytes))
+    bits = bitOr(bits, shl(toI32(notZero(byte)), static_cast<int64_t>(i)));
+  return bitAnd(bitAnd(bits, loads.keyBits), mv.rowBits);
+}
+
+/// Brings the L1 lines of key tile `tile`'s mask rows g and g+8 in: the
+/// quad's lanes take the first and the last key of the two rows (keys
+/// clamped into range, so any tile index is safe).
+void AttentionEmitter::prefetchMask(Value tile) {
+  Value lastKey = sub(arg(kS), constI32(1));
+  Value key = add(mul(tile, kKeys), mul(bitAnd(mv.t, 1), kKeys - 1));
+  Value offset = mul(toI64(minU(key, lastKey)), arg(kMaskStrideS));
+  Value row = LLVM::SelectOp::create(b, loc, lessU(mv.t, 2), mv.maskRow[0],
+                                     mv.maskRow[1]);
+  NVVM::PrefetchOp::create(
+      b, loc,
+      NVVM::PrefetchCacheLevelAttr::get(b.getContext(),
+                                        NVVM::PrefetchCacheLevel::L1),
+      /*evictPriority=*/nullptr, elementPtr(row, i8, offset),
+      /*predicate=*/Value(), /*tensormap=*/nullptr, /*uniform=*/nullptr,
+      /*in_param_space=*/nullptr);
+}
+
+/// cp.async of key tile `tile` (K and V, 64 rows each) into buffer `stage`.
+/// Thread i copies 16-byte chunk i % 8 of key rows i / 8, i / 8 + threads / 8,
+/// ...: the chunk and the source step stay the same from row to row, so a
+/// row costs two pointer bumps. Rows past S are zero-filled (src-size 0, read
+/// from the head's first row), so P·V never reads garbage.
+void AttentionEmitter::copyTile(Value tile, Value stage) {
+  Value s = arg(kS);
+  Value chunk = bitAnd(mv.tid, kChunksPerRow - 1);
+  Value row0 = shrU(mv.tid, 3);
+  Value rowStep = shrU(mv.threads, 3);
+  Value keyBase = mul(tile, kKeys);
+  Value key0 = toI64(add(keyBase, row0));
+  Value srcCol = toI64(mul(chunk, 8));
+  Value stageBase = mul(stage, kStageElems);
+  struct Operand {
+    Value head;
+    KernelArg stride;
+    int64_t smemOffset;
+  };
+  const Operand operands[] = {{mv.kHead, kKStrideS, 0},
+                              {mv.vHead, kVStrideS, kTileElems}};
+  SmallVector<Value> src, step;
+  for (const Operand &op : operands) {
+    src.push_back(
+        elementPtr(op.head, bf16, add(mul(key0, arg(op.stride)), srcCol)));
+    step.push_back(mul(toI64(rowStep), arg(op.stride)));
+  }
+  auto loop = scf::ForOp::create(b, loc, row0, constI32(kKeys), rowStep, src);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value keyRow = loop.getInductionVar();
+    Value inRange = lessU(add(keyBase, keyRow), s);
     Value physChunk = bitXor(chunk, swizzle(bitAnd(keyRow, 7)));
     Value dst = add(stageBase, add(mul(keyRow, kD), mul(physChunk, 8)));
-    Value srcCol = toI64(mul(chunk, 8));
     Value bytes = select(inRange, constI32(16), constI32(0));
-    struct Operand {
-      Value head;
-      KernelArg stride;
-      int64_t smemOffset;
-    };
-    for (Operand op : {Operand{mv.kHead, kKStrideS, 0},
-                       Operand{mv.vHead, kVStrideS, kTileElems}}) {
-      Value src =
-          elementPtr(op.head, bf16, add(mul(safeKey, arg(op.stride)), srcCol));
+    SmallVector<Value> next;
+    for (auto [i, op] : llvm::enumerate(operands)) {
+      Value cur = loop.getRegionIterArgs()[i];
+      Value from = LLVM::SelectOp::create(b, loc, inRange, cur, op.head);
       Value smem = elementPtr(mv.kv, bf16, add(dst, op.smemOffset));
-      NVVM::CpAsyncOp::create(b, loc, smem, src, 16,
+      NVVM::CpAsyncOp::create(b, loc, smem, from, 16,
                               NVVM::LoadCacheModifierKind::CG, bytes);
+      next.push_back(elementPtr(cur, bf16, step[i]));
     }
+    scf::YieldOp::create(b, loc, next);
   }
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
@@ -485,14 +557,16 @@ RowState AttentionEmitter::computeTile(Value stage, Value bits,
     sAcc.push_back(acc);
   }
 
-  // Masked, scaled scores (base 2) and the new row maxima.
+  // Masked raw scores and the new row maxima. The scale (times log2 e) is
+  // applied once to the maximum and folded into p's FMA below: scale > 0, so
+  // round(max(s) * c) = max(round(s * c)).
   Value minusInf = negInf();
   SmallVector<SmallVector<Value>> x(kKeyGroups);
   Value tileMax[2] = {minusInf, minusInf};
   for (int64_t n = 0; n < kKeyGroups; ++n) {
     for (int64_t c = 0; c < 4; ++c) {
       Value bit = bitAnd(shrU(bits, 4 * n + c), 1);
-      Value v = select(notZero(bit), fmul(sAcc[n][c], mv.scaleLog2), minusInf);
+      Value v = select(notZero(bit), sAcc[n][c], minusInf);
       x[n].push_back(v);
       tileMax[c / 2] = fmax(tileMax[c / 2], v);
     }
@@ -507,7 +581,7 @@ RowState AttentionEmitter::computeTile(Value stage, Value bits,
     // p rounded to bf16 is the same value whichever maximum it was taken
     // against: split-KV and single pass then differ only by FP32 summation
     // order. ceil(-inf) = -inf.
-    rowMax = math::CeilOp::create(b, loc, rowMax);
+    rowMax = math::CeilOp::create(b, loc, fmul(rowMax, mv.scaleLog2));
     Value mNew = fmax(in.m[r], rowMax);
     Value noKey = fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf);
     mUse[r] = select(noKey, zero, mNew);
@@ -515,14 +589,16 @@ RowState AttentionEmitter::computeTile(Value stage, Value bits,
     alpha[r] = select(same, constF32(1.0), exp2(fsub(in.m[r], mUse[r])));
     out.m[r] = mNew;
   }
-  // p = exp2(x - m): masked keys give exp2(-inf) = 0 exactly.
+  // p = exp2(s * c - m), one FMA: masked keys give exp2(-inf) = 0 exactly.
   SmallVector<SmallVector<Value>> p(kKeyGroups);
-  Value rowSum[2];
-  for (int64_t r = 0; r < 2; ++r)
+  Value rowSum[2], negM[2];
+  for (int64_t r = 0; r < 2; ++r) {
     rowSum[r] = fmul(in.l[r], alpha[r]);
+    negM[r] = arith::NegFOp::create(b, loc, mUse[r]);
+  }
   for (int64_t n = 0; n < kKeyGroups; ++n) {
     for (int64_t c = 0; c < 4; ++c) {
-      Value pv = exp2(fsub(x[n][c], mUse[c / 2]));
+      Value pv = exp2(fma(x[n][c], mv.scaleLog2, negM[c / 2]));
       p[n].push_back(pv);
       rowSum[c / 2] = fadd(rowSum[c / 2], pv);
     }
@@ -553,66 +629,163 @@ RowState AttentionEmitter::computeTile(Value stage, Value bits,
   return out;
 }
 
-/// Splits == 1: normalized bf16 output in the requested layout. Splits > 1:
-/// FP32 (acc, m, l) into the workspace for the combine kernel.
+/// bf16 of acc / l for row r of this lane (16 values: d = 8n + 2t, +1),
+/// stored in the requested layout.
+void AttentionEmitter::storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l) {
+  Value heads = toI64(arg(kH)), tq = toI64(arg(kT));
+  Value b64 = toI64(mv.b), h64 = toI64(mv.h), row = toI64(mv.row[r]);
+  Value bthdRow = add(mul(add(mul(b64, tq), row), heads), h64);
+  Value bhtdRow = add(mul(add(mul(b64, heads), h64), tq), row);
+  Value rowOffset = mul(select(isZero(arg(kLayout)), bthdRow, bhtdRow), kD);
+  Value base = elementPtr(arg(kOut), bf16, add(rowOffset, toI64(mul(mv.t, 2))));
+  Value inv = safeReciprocal(l);
+  for (int64_t n = 0; n < kDGroups; ++n) {
+    Value packed = packBf16x2(fmul(acc[2 * n], inv), fmul(acc[2 * n + 1], inv));
+    store(packed, elementPtr(base, bf16, constI32(8 * n)), 4);
+  }
+}
+
+/// Splits == 1: the normalized bf16 output. Splits > 1: this split's FP32
+/// (acc, m, l) into the workspace; the CTA that finishes its (b, h, row
+/// block) last (a counter per block, bumped after a GPU-scope fence) merges
+/// every split in order z = 0, 1, ..., so the result does not depend on
+/// which split came last, writes the output and resets the counter to 0 for
+/// the next launch.
 void AttentionEmitter::storeResult(const RowState &state) {
   Value l[2];
+  SmallVector<Value> rowAcc[2];
   for (int64_t r = 0; r < 2; ++r) {
     Value sum = fadd(state.l[r], shuffleXor(state.l[r], 1));
     l[r] = fadd(sum, shuffleXor(sum, 2));
+    for (int64_t n = 0; n < kDGroups; ++n)
+      for (int64_t e = 0; e < 2; ++e)
+        rowAcc[r].push_back(state.acc[4 * n + 2 * r + e]);
   }
-  Value bsz = arg(kB), heads = arg(kH), tq = arg(kT);
-  Value bh = add(mul(toI64(mv.b), toI64(heads)), toI64(mv.h));
-  Value col = toI64(mul(mv.t, 2));
   Value single = cmp(arith::CmpIPredicate::eq, arg(kSplits), constI32(1));
   auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    Value bthd = isZero(arg(kLayout));
-    for (int64_t r = 0; r < 2; ++r) {
-      emitIf(mv.rowValid[r], [&] {
-        Value inv = safeReciprocal(l[r]);
-        Value row = toI64(mv.row[r]);
-        Value bthdRow =
-            add(mul(add(mul(toI64(mv.b), toI64(tq)), row), toI64(heads)),
-                toI64(mv.h));
-        Value bhtdRow = add(mul(bh, toI64(tq)), row);
-        Value rowOffset = mul(select(bthd, bthdRow, bhtdRow), kD);
-        Value base = elementPtr(arg(kOut), bf16, add(rowOffset, col));
-        for (int64_t n = 0; n < kDGroups; ++n) {
-          Value packed = packBf16x2(fmul(state.acc[4 * n + 2 * r], inv),
-                                    fmul(state.acc[4 * n + 2 * r + 1], inv));
-          store(packed, elementPtr(base, bf16, constI32(8 * n)), 4);
-        }
-      });
-    }
+    for (int64_t r = 0; r < 2; ++r)
+      emitIf(mv.rowValid[r], [&] { storeOutputRow(r, rowAcc[r], l[r]); });
   }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  // Workspace: acc [splits][B*H*T][64], then (m, l) [splits][B*H*T][2], then
+  // one i32 counter per (b*H + h, row block).
+  Value splits = toI64(arg(kSplits));
+  Value heads = toI64(arg(kH)), tq = toI64(arg(kT));
+  Value bh = add(mul(toI64(mv.b), heads), toI64(mv.h));
+  Value headRows = mul(bh, tq);
+  Value totalRows = mul(mul(toI64(arg(kB)), heads), tq);
+  Value ws = arg(kWorkspace);
+  Value mlBase = elementPtr(ws, f32, mul(mul(splits, totalRows), kD));
+  Value col = toI64(mul(mv.t, 2));
+  auto wsRowOf = [&](Value z, int64_t r) {
+    return add(mul(z, totalRows), add(headRows, toI64(mv.row[r])));
+  };
+  for (int64_t r = 0; r < 2; ++r) {
+    emitIf(mv.rowValid[r], [&] {
+      Value wsRow = wsRowOf(toI64(mv.z), r);
+      Value base = elementPtr(ws, f32, add(mul(wsRow, kD), col));
+      for (int64_t n = 0; n < kDGroups; ++n)
+        store(vectorOf(v2f32, {rowAcc[r][2 * n], rowAcc[r][2 * n + 1]}),
+              elementPtr(base, f32, constI32(8 * n)), 8);
+      emitIf(isZero(mv.t), [&] {
+        store(vectorOf(v2f32, {state.m[r], l[r]}),
+              elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
+      });
+    });
+  }
+
+  // Publish: every thread fences its stores, the barrier orders them before
+  // thread 0's bump, and the bump's old value says whether this CTA is last.
+  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+  NVVM::Barrier0Op::create(b, loc);
+  Value gridY =
+      toI64(gpuIndex(gpu::GridDimOp::create(b, loc, gpu::Dimension::y)));
+  Value counterIndex = add(mul(bh, gridY), toI64(blockIdx(gpu::Dimension::y)));
+  Value counter =
+      elementPtr(elementPtr(ws, f32,
+                            mul(mul(splits, totalRows),
+                                config::kAttentionWorkspaceFloatsPerRow)),
+                 i32, counterIndex);
+  Value first = isZero(mv.tid);
+  auto bump = scf::IfOp::create(b, loc, TypeRange{i32}, first,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToEnd(bump.thenBlock());
+    Value old =
+        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter,
+                                  constI32(1), LLVM::AtomicOrdering::monotonic);
+    scf::YieldOp::create(b, loc, old);
+    b.setInsertionPointToEnd(bump.elseBlock());
+    scf::YieldOp::create(b, loc, constI32(0));
+  }
+  Value lastSplit = sub(arg(kSplits), constI32(1));
+  Value last = barrierAny(
+      both(first, cmp(arith::CmpIPredicate::eq, bump.getResult(0), lastSplit)));
+  emitIf(last, [&] {
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    for (int64_t r = 0; r < 2; ++r)
+      emitIf(mv.rowValid[r], [&] { mergeSplits(r, mlBase, wsRowOf); });
+    emitIf(first, [&] {
+      LLVM::StoreOp::create(b, loc, constI32(0), counter, 4,
+                            /*isVolatile=*/true);
+    });
+  });
+}
+
+/// Merges row r of every split in order z = 0, 1, ...: weights
+/// exp2(m_z - max m) (0 for a split without an allowed key), then writes the
+/// output. Loads are volatile: other CTAs wrote these lines after this SM
+/// may have cached them.
+void AttentionEmitter::mergeSplits(
+    int64_t r, Value mlBase,
+    llvm::function_ref<Value(Value, int64_t)> wsRowOf) {
+  Value zero = constI64(0), one = constI64(1);
+  Value splits = toI64(arg(kSplits));
+  Value minusInf = negInf(), zeroF = constF32(0.0);
+  auto loadVolatile = [&](Type type, Value ptr, unsigned align) {
+    return LLVM::LoadOp::create(b, loc, type, ptr, align, /*isVolatile=*/true)
+        .getResult();
+  };
+  auto maxLoop =
+      scf::ForOp::create(b, loc, zero, splits, one, ValueRange{minusInf});
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-    // Row (z, b, h, t) of the workspace; (m, l) after all acc rows.
-    Value rows = mul(bh, toI64(tq)); // b*H + h, times T: this head's first
-    Value totalRows = mul(mul(toI64(bsz), toI64(heads)), toI64(tq)); // B*H*T
-    Value splitBase = mul(toI64(mv.z), totalRows);
-    Value mlBase = elementPtr(arg(kWorkspace), f32,
-                              mul(mul(toI64(arg(kSplits)), totalRows), kD));
-    for (int64_t r = 0; r < 2; ++r) {
-      emitIf(mv.rowValid[r], [&] {
-        Value wsRow = add(splitBase, add(rows, toI64(mv.row[r])));
-        Value base = elementPtr(arg(kWorkspace), f32, add(mul(wsRow, kD), col));
-        for (int64_t n = 0; n < kDGroups; ++n) {
-          Value pair = vectorOf(
-              v2f32, {state.acc[4 * n + 2 * r], state.acc[4 * n + 2 * r + 1]});
-          store(pair, elementPtr(base, f32, constI32(8 * n)), 8);
-        }
-        emitIf(isZero(mv.t), [&] {
-          store(vectorOf(v2f32, {state.m[r], l[r]}),
-                elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
-        });
-      });
-    }
+    b.setInsertionPointToEnd(maxLoop.getBody());
+    Value wsRow = wsRowOf(maxLoop.getInductionVar(), r);
+    Value m = loadVolatile(f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
+    scf::YieldOp::create(b, loc, fmax(maxLoop.getRegionIterArgs()[0], m));
   }
+  Value mMax = maxLoop.getResult(0);
+  SmallVector<Value> init(1 + 2 * kDGroups, zeroF); // l, then 16 acc
+  auto sumLoop = scf::ForOp::create(b, loc, zero, splits, one, init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(sumLoop.getBody());
+    Value wsRow = wsRowOf(sumLoop.getInductionVar(), r);
+    Value ml = loadVolatile(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
+    Value m = lane(ml, 0);
+    Value empty = fcmp(arith::CmpFPredicate::OEQ, m, minusInf);
+    Value w = select(empty, zeroF, exp2(fsub(m, mMax)));
+    ValueRange carried = sumLoop.getRegionIterArgs();
+    SmallVector<Value> next = {fadd(carried[0], fmul(w, lane(ml, 1)))};
+    Value base = elementPtr(arg(kWorkspace), f32,
+                            add(mul(wsRow, kD), toI64(mul(mv.t, 2))));
+    for (int64_t n = 0; n < kDGroups; ++n) {
+      Value pair =
+          loadVolatile(v2f32, elementPtr(base, f32, constI32(8 * n)), 8);
+      for (int64_t e = 0; e < 2; ++e)
+        next.push_back(fadd(carried[1 + 2 * n + e], fmul(w, lane(pair, e))));
+    }
+    scf::YieldOp::create(b, loc, next);
+  }
+  SmallVector<Value> acc(sumLoop.getResults().begin() + 1,
+                         sumLoop.getResults().end());
+  storeOutputRow(r, acc, sumLoop.getResult(0));
 }
 
 void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
@@ -676,6 +849,10 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
   for (int64_t r = 0; r < 2; ++r)
     mv.maskRow[r] =
         elementPtr(maskHead, i8, mul(safeRow[r], arg(kMaskStrideT)));
+  mv.rowBits =
+      bitOr(select(mv.rowValid[0], constI32(0x33333333), constI32(0)),
+            select(mv.rowValid[1], constI32(static_cast<int32_t>(0xCCCCCCCCu)),
+                   constI32(0)));
   mv.scaleLog2 = fmul(arg(kScale), constF32(kLog2e));
   Value noSkip = isZero(arg(kSkip));
 
@@ -732,7 +909,10 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
         barrierAny(both(hasNext, either(noSkip, notZero(bitsNext))));
     emitIf(activeNext,
            [&] { copyTile(add(tile, 1), bitXor(stage, constI32(1))); });
-    MaskLoads after = loadMask(add(tile, 2), lessU(add(k, 2), nTiles));
+    // Tile k+2's mask: lines into L1 now, loaded and packed after the
+    // compute (holding its 32 bytes across the compute costs 32 registers).
+    Value tileAfter = add(tile, 2);
+    prefetchMask(tileAfter);
 
     Value compute = both(both(activeCur, warpHasRows),
                          either(noSkip, warpAny(notZero(bitsCur))));
@@ -751,7 +931,8 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
       b.setInsertionPointToEnd(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, stateValues);
     }
-    SmallVector<Value> yielded = {bitsNext, packMask(after), activeNext};
+    Value bitsAfter = packMask(loadMask(tileAfter, lessU(add(k, 2), nTiles)));
+    SmallVector<Value> yielded = {bitsNext, bitsAfter, activeNext};
     llvm::append_range(yielded, ifOp.getResults());
     scf::YieldOp::create(b, loc, yielded);
   }
@@ -765,84 +946,13 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
   gpu::ReturnOp::create(b, loc);
 }
 
-/// One thread per (row, 4 d): merges the splits' (acc, m, l) in order
-/// z = 0, 1, ... and writes bf16 in the requested layout.
-void AttentionEmitter::emitCombineKernel(gpu::GPUModuleOp module,
-                                         StringRef name) {
-  createKernel(module, name, config::kAttentionCombineThreads);
-  constexpr int64_t threadsPerRow =
-      config::kAttentionCombineThreads / config::kAttentionCombineRowsPerCta;
-  static_assert(threadsPerRow * 4 == kD, "4 d per combine thread");
-  Value tid = threadIdx();
-  Value d = mul(remU(tid, threadsPerRow), 4);
-  Value heads = toI64(arg(kH)), tq = toI64(arg(kT));
-  Value rows = mul(mul(toI64(arg(kB)), heads), tq);
-  Value row = add(mul(toI64(blockIdx(gpu::Dimension::x)),
-                      config::kAttentionCombineRowsPerCta),
-                  toI64(divU(tid, threadsPerRow)));
-  emitIf(lessU(row, rows), [&] {
-    Value splits = arg(kSplits);
-    Value ws = arg(kWorkspace);
-    Value mlBase = elementPtr(ws, f32, mul(mul(toI64(splits), rows), kD));
-    Value zero = constI32(0), one = constI32(1);
-    Value minusInf = negInf();
-    // Pass 1: the largest split maximum.
-    auto maxLoop =
-        scf::ForOp::create(b, loc, zero, splits, one, ValueRange{minusInf});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(maxLoop.getBody());
-      Value wsRow = add(mul(toI64(maxLoop.getInductionVar()), rows), row);
-      Value m = loadReadOnly(f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
-      scf::YieldOp::create(b, loc, fmax(maxLoop.getRegionIterArgs()[0], m));
-    }
-    Value mMax = maxLoop.getResult(0);
-    // Pass 2: weighted sums in split order (deterministic).
-    Value zeroF = constF32(0.0);
-    SmallVector<Value> init(5, zeroF); // l, then acc[d .. d+3]
-    auto sumLoop = scf::ForOp::create(b, loc, zero, splits, one, init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(sumLoop.getBody());
-      Value wsRow = add(mul(toI64(sumLoop.getInductionVar()), rows), row);
-      Value ml = loadReadOnly(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
-      Value m = lane(ml, 0), l = lane(ml, 1);
-      Value acc = loadReadOnly(
-          v4f32, elementPtr(ws, f32, add(mul(wsRow, kD), toI64(d))), 16);
-      // A split without an allowed key has m = -inf and weighs nothing,
-      // also when every split is empty (mMax = -inf).
-      Value empty = fcmp(arith::CmpFPredicate::OEQ, m, minusInf);
-      Value w = select(empty, zeroF, exp2(fsub(m, mMax)));
-      ValueRange carried = sumLoop.getRegionIterArgs();
-      SmallVector<Value> next = {fadd(carried[0], fmul(w, l))};
-      for (int64_t i = 0; i < 4; ++i)
-        next.push_back(fadd(carried[1 + i], fmul(w, lane(acc, i))));
-      scf::YieldOp::create(b, loc, next);
-    }
-    Value inv = safeReciprocal(sumLoop.getResult(0));
-    SmallVector<Value> values;
-    for (int64_t i = 0; i < 4; ++i)
-      values.push_back(arith::TruncFOp::create(
-          b, loc, bf16, fmul(sumLoop.getResult(1 + i), inv)));
-    // row = (b*H + h)*T + t; bthd stores it at ((b*T + t)*H + h).
-    Value t = remU(row, tq), bh = divU(row, tq);
-    Value h = remU(bh, heads), bIdx = divU(bh, heads);
-    Value bthdRow = add(mul(add(mul(bIdx, tq), t), heads), h);
-    Value outRow = select(isZero(arg(kLayout)), bthdRow, row);
-    Value ptr = elementPtr(arg(kOut), bf16, add(mul(outRow, kD), toI64(d)));
-    store(vectorOf(v4bf16, values), ptr, 8);
-  });
-  gpu::ReturnOp::create(b, loc);
-}
-
 } // namespace
 
 LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
                                     gpu::GPUModuleOp module) {
   std::string name = config::kAttentionKernelName;
-  std::string combine = name + config::kAttentionCombineSuffix;
   std::string kv = "__" + name + "_kv";
-  for (const std::string &symbol : {name, combine, kv})
+  for (const std::string &symbol : {name, kv})
     if (SymbolTable::lookupSymbolIn(module, symbol))
       return emitError(loc)
              << "cannot build attention kernel '" << name << "': symbol '"
@@ -850,8 +960,6 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   AttentionEmitter emitter(b, loc);
   emitter.emitMainKernel(module, name, kv);
-  AttentionEmitter combineEmitter(b, loc);
-  combineEmitter.emitCombineKernel(module, combine);
   return success();
 }
 

@@ -3,8 +3,9 @@
 // The op becomes the generated attention kernels in the `moss_kernels`
 // gpu.module plus host code: operand buffers with their strides, the output
 // storage ([B,T,H,D] for bthd, returned as the transposed [B,H,T,D] view),
-// the launch rule of docs/kernel-abi.md evaluated on the runtime sizes, a
-// split-KV workspace, and the combine launch when the rule splits.
+// the launch rule of docs/kernel-abi.md evaluated on the runtime sizes and a
+// split-KV workspace whose counters start at zero (the kernel merges the
+// splits itself and leaves them zero).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelModule.h"
@@ -67,14 +68,12 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     auto top = op->getParentOfType<ModuleOp>();
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(rw, top);
     std::string name = config::kAttentionKernelName;
-    std::string combineName = name + config::kAttentionCombineSuffix;
     if (!SymbolTable::lookupSymbolIn(kernels, name) &&
         failed(buildAttentionKernels(rw, loc, kernels)))
       return op.emitOpError("could not build attention kernel ") << name;
     auto mainFn = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
-    auto combineFn = kernels.lookupSymbol<gpu::GPUFuncOp>(combineName);
-    if (!mainFn || !combineFn)
-      return op.emitOpError("attention kernel ") << name << " is incomplete";
+    if (!mainFn)
+      return op.emitOpError("attention kernel ") << name << " is missing";
 
     Type ptrType = mainFn.getArgumentTypes().front();
     Type i32 = rw.getI32Type();
@@ -158,13 +157,27 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value rows = mul(gridX, tDim);
     Value split =
         arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, splits, c(1));
+    // Partials, then one 4-byte counter per (b, h, row block), zeroed.
+    static_assert(config::kAttentionCounterBytes == 4, "one f32 per counter");
+    Value partialFloats =
+        mul(mul(splits, rows), c(config::kAttentionWorkspaceFloatsPerRow));
+    Value counters = mul(gridX, gridY);
     Value workspaceFloats = arith::SelectOp::create(
-        rw, loc, split,
-        mul(mul(splits, rows), c(config::kAttentionWorkspaceFloatsPerRow)),
+        rw, loc, split, arith::AddIOp::create(rw, loc, partialFloats, counters),
         c(0));
     Value workspace = memref::AllocOp::create(
         rw, loc, MemRefType::get({ShapedType::kDynamic}, rw.getF32Type()),
         ValueRange{workspaceFloats});
+    {
+      auto zeroCounters = scf::ForOp::create(
+          rw, loc, arith::SelectOp::create(rw, loc, split, partialFloats, c(0)),
+          workspaceFloats, c(1));
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPoint(zeroCounters.getBody()->getTerminator());
+      memref::StoreOp::create(
+          rw, loc, arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0)),
+          workspace, ValueRange{zeroCounters.getInductionVar()});
+    }
 
     auto toI32 = [&](Value index) {
       return arith::IndexCastOp::create(rw, loc, i32, index).getResult();
@@ -193,17 +206,6 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     gpu::KernelDim3 grid{gridX, gridY, splits};
     gpu::KernelDim3 block{threads, c(1), c(1)};
     gpu::LaunchFuncOp::create(rw, loc, mainFn, grid, block, Value(), args);
-    auto ifSplit = scf::IfOp::create(rw, loc, split, /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(rw);
-      rw.setInsertionPoint(ifSplit.thenBlock()->getTerminator());
-      gpu::KernelDim3 combineGrid{
-          ceilDiv(rows, c(config::kAttentionCombineRowsPerCta)), c(1), c(1)};
-      gpu::KernelDim3 combineBlock{c(config::kAttentionCombineThreads), c(1),
-                                   c(1)};
-      gpu::LaunchFuncOp::create(rw, loc, combineFn, combineGrid, combineBlock,
-                                Value(), args);
-    }
     rw.replaceOp(op, bufferization::ToTensorOp::create(rw, loc, resultType,
                                                        view, /*restrict=*/true,
                                                        /*writable=*/true));

@@ -8,17 +8,20 @@
 // CHECK: llvm.mlir.global internal @__streaming_attention_d64_kv() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<16384 x bf16>
 // CHECK: gpu.func @streaming_attention_d64(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32) kernel
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
+// CHECK-SAME: nvvm.minctasm = 3 : i32
 // CHECK: gpu.block_dim x
 // Prologue: whether the first key tile has an allowed key anywhere in the
 // CTA (bar.red.or), then its asynchronous copy into shared memory.
 // CHECK: nvvm.barrier #nvvm.reduction<or>
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
-// The key-tile loop: wait, barrier (prefetch of the next tile), compute.
+// The key-tile loop: wait, barrier (copy of the next tile), the L1 prefetch
+// of the mask two tiles ahead, compute.
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: nvvm.barrier #nvvm.reduction<or>
 // CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.prefetch level = L1
 // CHECK: nvvm.vote.sync any
 // QK^T on BF16 tensor cores with K from ldmatrix.
 // CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
@@ -26,14 +29,18 @@
 // CHECK-SAME: layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>
 // CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // CHECK-SAME: -> !llvm.struct<(f32, f32, f32, f32)>
-// Online softmax: quad max, exp2, then PV with V^T from ldmatrix.trans.
+// Online softmax: quad max, p = exp2(s * scale - m) as one FMA and one
+// ex2.approx.ftz, then PV with V^T from ldmatrix.trans.
 // CHECK: arith.maxnumf
 // CHECK: gpu.shuffle xor
-// CHECK: math.exp2
+// CHECK: math.fma
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
 // CHECK: nvvm.mma.sync
 // Epilogue: splits == 1 stores bf16 pairs at row ((b*T + t)*H + h) (bthd)
-// or ((b*H + h)*T + t) (bhtd); splits > 1 stores FP32 partials.
+// or ((b*H + h)*T + t) (bhtd); splits > 1 stores FP32 partials, fences,
+// bumps the block's counter, and the last CTA merges the splits in order
+// (max, then weighted sums), stores the output and zeroes the counter.
 // CHECK: %[[SINGLE:.*]] = arith.cmpi eq, %[[SPLITS]], %{{.*}} : i32
 // CHECK: scf.if %[[SINGLE]]
 // CHECK: %[[BTHD:.*]] = arith.cmpi eq, %[[LAYOUT]], %{{.*}} : i32
@@ -42,16 +49,21 @@
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK: } else {
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
-// CHECK: gpu.return
-// The combine kernel: max over splits, weighted sums in split order.
-// CHECK: gpu.func @streaming_attention_d64_combine(
-// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: nvvm.memory.barrier <gpu>
+// CHECK: nvvm.barrier0
+// CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} monotonic : !llvm.ptr<1>, i32
+// CHECK: %[[LAST:.*]] = nvvm.barrier #nvvm.reduction<or>
+// CHECK: scf.if
+// CHECK: nvvm.memory.barrier <gpu>
 // CHECK: scf.for
+// CHECK: llvm.load volatile
 // CHECK: arith.maxnumf
 // CHECK: scf.for
-// CHECK: math.exp2
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<4xbf16>, !llvm.ptr<1>
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK: llvm.store volatile %{{.*}}, %[[COUNTER]] {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK: gpu.return
+// CHECK-NOT: gpu.func
 //
 // CHECK-LABEL: func.func @bthd
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x12x?x64xbf16>, %[[K:.*]]: tensor<?x12x400x64xbf16>, %[[V:.*]]: tensor<?x12x400x64xbf16>, %[[M:.*]]: tensor<?x1x?x400xi1>)
@@ -75,7 +87,8 @@
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[B]], %[[T]]) : memref<?x?x12x64xbf16>
 // CHECK: %[[VIEW:.*]] = memref.transpose %[[OUT]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x12x64xbf16> to memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>>
 // Launch rule: warps = min(ceil(T/16), 4), grid (B*H, ceil(T/(16 warps)),
-// splits), a workspace only when splits > 1.
+// splits), a workspace only when splits > 1: partials, then B*H*gridY
+// counters that start at zero.
 // CHECK: %[[W16:.*]] = arith.ceildivui %[[T]], %c16
 // CHECK: %[[WARPS:.*]] = arith.minui %[[W16]], %c4
 // CHECK: %[[THREADS:.*]] = arith.muli %[[WARPS]], %c32
@@ -86,7 +99,14 @@
 // CHECK: %[[TPS:.*]] = arith.ceildivui %[[TILES]], %{{.*}}
 // CHECK: %[[NSPLIT:.*]] = arith.ceildivui %[[TILES]], %[[TPS]]
 // CHECK: %[[SPLIT:.*]] = arith.cmpi ugt, %[[NSPLIT]], %c1{{.*}} : index
-// CHECK: %[[WS:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: %[[PARTIALS:.*]] = arith.muli %{{.*}}, %c66
+// CHECK: %[[COUNTERS:.*]] = arith.muli %[[GX]], %[[GY]]
+// CHECK: %[[TOTAL:.*]] = arith.addi %[[PARTIALS]], %[[COUNTERS]]
+// CHECK: %[[WSN:.*]] = arith.select %[[SPLIT]], %[[TOTAL]], %c0
+// CHECK: %[[WS:.*]] = memref.alloc(%[[WSN]]) : memref<?xf32>
+// CHECK: %[[FIRST:.*]] = arith.select %[[SPLIT]], %[[PARTIALS]], %c0
+// CHECK: scf.for %[[I:.*]] = %[[FIRST]] to %[[WSN]]
+// CHECK: memref.store %{{.*}}, %[[WS]][%[[I]]] : memref<?xf32>
 // CHECK-DAG: %[[B32:.*]] = arith.index_cast %[[B]] : index to i32
 // CHECK-DAG: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
@@ -96,8 +116,7 @@
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) args(
 // CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QST]] : i64,
 // CHECK-SAME: %[[MSB]] : i64, %[[MST]] : i64, %[[MSS]] : i64, %[[B32]] : i32, %{{.*}} : i32, %[[T32]] : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[BTHD0]] : i32, %[[NOSKIP]] : i32, %[[N32]] : i32)
-// CHECK: scf.if %[[SPLIT]] {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_combine blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}})
+// CHECK-NOT: gpu.launch_func
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[VIEW]] restrict writable : memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>> to tensor<?x12x?x64xbf16>
 // CHECK: return %[[R]]
 // CHECK-NOT: moss.
@@ -128,10 +147,9 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 
 // -----
 
-// Every attention op shares the one pair of kernels.
+// Every attention op shares the one kernel.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64(
-// CHECK-COUNT-1: gpu.func @streaming_attention_d64_combine(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
 // CHECK-COUNT-2: gpu.launch_func @moss_kernels::@streaming_attention_d64 blocks
