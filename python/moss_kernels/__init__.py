@@ -1,0 +1,25 @@
+"""moss kernels from PyTorch: custom ops over libmoss_runtime's C API.
+
+    import moss_kernels                      # registers torch.ops.moss.*
+    y = moss_kernels.ffn_gemm(x, w, None, None, moss_kernels.Epilogue.GELU)
+    o = moss_kernels.streaming_attention(q, k_cache, v_cache, mask)
+
+Environment: MOSS_RUNTIME_LIB (path of libmoss_runtime.so; default: a build
+of this checkout, then the dynamic loader), MOSS_KERNELS_DIR (moss-aot
+output) and MOSS_CODEC_GEMM_CONFIG (the whitelist it was built from).
+"""
+
+from ._capi import Epilogue, LibraryNotFound, MossError, MossStatus
+from .ops import ffn_gemm, streaming_attention
+from .runtime import gemm_is_selected, load_runtime
+
+__all__ = [
+    "Epilogue",
+    "LibraryNotFound",
+    "MossError",
+    "MossStatus",
+    "ffn_gemm",
+    "gemm_is_selected",
+    "load_runtime",
+    "streaming_attention",
+]

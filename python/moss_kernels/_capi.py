@@ -1,0 +1,166 @@
+"""ctypes binding of the C API in include/moss/Runtime/moss_runtime.h.
+
+Plain ctypes, no torch: this module only finds libmoss_runtime.so, declares
+the six exported functions and turns a failed status into MossError carrying
+moss_runtime_last_error's text. Keep it in step with the header.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import os
+import threading
+from pathlib import Path
+from typing import Optional
+
+_LIBRARY_NAME = "libmoss_runtime.so"
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class MossStatus(enum.IntEnum):
+    """moss_status_t."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    MANIFEST = 2
+    CACHE_KEY_MISMATCH = 3
+    CUDA = 4
+    CUBLAS = 5
+    UNSUPPORTED = 6
+
+
+class Epilogue(enum.IntEnum):
+    """moss_epilogue_t: the `mode` of moss::ffn_gemm (the whitelist key's)."""
+
+    NONE = 0
+    GELU = 1  # exact erf-GELU
+    LAYERSCALE_RESIDUAL = 2  # bf16(bf16(v * scale[n]) + residual[m, n])
+
+
+class Layout(enum.IntEnum):
+    """moss_layout_t: storage order of the attention output."""
+
+    BTHD = 0
+    BHTD = 1
+
+
+class MossError(RuntimeError):
+    """A failed C API call: `status` and the runtime's own message."""
+
+    def __init__(self, call: str, status: int, message: str):
+        try:
+            name = f"MOSS_ERROR_{MossStatus(status).name}"
+        except ValueError:  # a newer runtime's status
+            name = f"status {status}"
+        super().__init__(f"{call} failed with {name}: {message}")
+        self.call, self.status, self.message = call, status, message
+
+
+class LibraryNotFound(FileNotFoundError):
+    """libmoss_runtime.so is neither at $MOSS_RUNTIME_LIB nor in a build dir."""
+
+
+class AttentionArgs(ctypes.Structure):
+    """moss_attention_args, field for field (natural alignment, as in C)."""
+
+    _fields_ = [
+        ("B", ctypes.c_int64),
+        ("H", ctypes.c_int64),
+        ("T", ctypes.c_int64),
+        ("S", ctypes.c_int64),
+        ("D", ctypes.c_int64),
+        ("q", ctypes.c_void_p),
+        ("q_stride", ctypes.c_int64 * 4),
+        ("k", ctypes.c_void_p),
+        ("k_stride", ctypes.c_int64 * 4),
+        ("v", ctypes.c_void_p),
+        ("v_stride", ctypes.c_int64 * 4),
+        ("mask", ctypes.c_void_p),
+        ("mask_stride", ctypes.c_int64 * 3),
+        ("out", ctypes.c_void_p),
+        ("layout", ctypes.c_int),  # a C enum: int-sized
+        ("skip_empty_tiles", ctypes.c_int),
+        ("scale", ctypes.c_float),
+    ]
+
+
+def library_candidates() -> list[Path]:
+    """Where a build of this checkout puts the library, most specific first."""
+    build_dirs = []
+    if os.environ.get("MOSS_BUILD_DIR"):
+        build_dirs.append(Path(os.environ["MOSS_BUILD_DIR"]))
+    build_dirs += [_REPO_ROOT / "build", _REPO_ROOT / "build-rt"]
+    return [d / "runtime" / _LIBRARY_NAME for d in build_dirs]
+
+
+def find_library() -> str:
+    """$MOSS_RUNTIME_LIB if set (must exist), else the first build of this
+    checkout that has one, else the bare name for the dynamic loader
+    (LD_LIBRARY_PATH, ldconfig)."""
+    explicit = os.environ.get("MOSS_RUNTIME_LIB")
+    if explicit:
+        if not Path(explicit).is_file():
+            raise LibraryNotFound(f"MOSS_RUNTIME_LIB={explicit} is not a file")
+        return explicit
+    for candidate in library_candidates():
+        if candidate.is_file():
+            return str(candidate)
+    return _LIBRARY_NAME
+
+
+_lock = threading.Lock()
+_library: Optional[ctypes.CDLL] = None
+
+
+def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
+    c_int64, c_void_p = ctypes.c_int64, ctypes.c_void_p
+    lib.moss_runtime_create.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(c_void_p)]
+    lib.moss_runtime_create.restype = ctypes.c_int
+    lib.moss_runtime_destroy.argtypes = [c_void_p]
+    lib.moss_runtime_destroy.restype = None
+    lib.moss_runtime_last_error.argtypes = [c_void_p]
+    lib.moss_runtime_last_error.restype = ctypes.c_char_p
+    lib.moss_gemm_is_selected.argtypes = [c_void_p, c_int64, c_int64, c_int64, ctypes.c_int]
+    lib.moss_gemm_is_selected.restype = ctypes.c_int
+    lib.moss_ffn_gemm.argtypes = [c_void_p, c_int64, c_int64, c_int64, ctypes.c_int] + [c_void_p] * 6
+    lib.moss_ffn_gemm.restype = ctypes.c_int
+    lib.moss_streaming_attention.argtypes = [c_void_p, ctypes.POINTER(AttentionArgs), c_void_p]
+    lib.moss_streaming_attention.restype = ctypes.c_int
+    return lib
+
+
+def library() -> ctypes.CDLL:
+    """The loaded library (loaded once per process)."""
+    global _library
+    with _lock:
+        if _library is None:
+            path = find_library()
+            try:
+                _library = _declare(ctypes.CDLL(path))
+            except OSError as error:
+                searched = ", ".join(str(p) for p in library_candidates())
+                raise LibraryNotFound(
+                    f"cannot load {path} ({error}); build the runtime "
+                    f"(cmake -DMOSS_BUILD_RUNTIME=ON) and set MOSS_RUNTIME_LIB "
+                    f"to the .so, or put it on LD_LIBRARY_PATH (searched {searched})"
+                ) from error
+        return _library
+
+
+def check(status: int, call: str, handle: Optional[int]) -> None:
+    """Raises MossError with the runtime's message unless status is MOSS_OK."""
+    if status != MossStatus.OK:
+        text = library().moss_runtime_last_error(handle)
+        raise MossError(call, status, text.decode(errors="replace") if text else "")
+
+
+def create(kernels_dir: Optional[str], whitelist_path: Optional[str]) -> int:
+    """moss_runtime_create for the calling thread's current CUDA context.
+    None means "not given" (whitelist: the C API then reads
+    $MOSS_CODEC_GEMM_CONFIG itself)."""
+    handle = ctypes.c_void_p()
+    encode = lambda s: None if s is None else os.fsencode(s)  # noqa: E731
+    status = library().moss_runtime_create(encode(kernels_dir), encode(whitelist_path), ctypes.byref(handle))
+    check(status, "moss_runtime_create", None)
+    return handle.value

@@ -1,0 +1,28 @@
+"""FP32 references of the ops' contracts (docs/design.md), for the tests."""
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def gemm_reference(x: Tensor, w: Tensor, scale, residual, mode: int) -> Tensor:
+    """v = bf16(x . w^T in FP32); GELU and LayerScale+residual rounded as the contract says."""
+    v = (x.float() @ w.float().T).to(torch.bfloat16)
+    if mode == 1:
+        return F.gelu(v.float()).to(torch.bfloat16)
+    if mode == 2:
+        scaled = (v.float() * scale.float()).to(torch.bfloat16)
+        return (scaled.float() + residual.float()).to(torch.bfloat16)
+    return v
+
+
+def attention_reference(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
+    """Masked softmax attention in FP32, scale D^-0.5, rows without keys zero."""
+    scores = (q.float() @ k.float().transpose(-1, -2)) * q.shape[-1] ** -0.5
+    probs = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1).nan_to_num(0.0)
+    return probs @ v.float()
+
+
+def relative_l2(actual: Tensor, expected: Tensor) -> float:
+    expected = expected.float()
+    return ((actual.float() - expected).norm() / expected.norm().clamp_min(1e-30)).item()

@@ -1,0 +1,164 @@
+"""moss::ffn_gemm and moss::streaming_attention against FP32 references,
+their input checks, C API errors, CUDA graph capture and opcheck."""
+
+import json
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import moss_kernels  # noqa: E402
+from moss_kernels import Epilogue, MossError, MossStatus, ffn_gemm, streaming_attention  # noqa: E402
+from numerics import attention_reference, gemm_reference, relative_l2  # noqa: E402
+
+BF16 = torch.bfloat16
+
+
+def _whitelist_keys() -> set:
+    with open(os.environ["MOSS_CODEC_GEMM_CONFIG"]) as f:
+        return set(json.load(f))
+
+
+def _gemm_operands(lead, n, k, mode, device, seed=0):
+    gen = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(*lead, k, device=device, generator=gen).to(BF16)
+    w = (torch.randn(n, k, device=device, generator=gen) / k**0.5).to(BF16)
+    if mode != Epilogue.LAYERSCALE_RESIDUAL:
+        return x, w, None, None
+    scale = (0.5 + torch.rand(n, device=device, generator=gen)).to(BF16)
+    residual = torch.randn(*lead, n, device=device, generator=gen).to(BF16)
+    return x, w, scale, residual
+
+
+# The decoder's FFN shapes, generated (whitelisted) and fallback, with
+# leading shapes [M], [B, T] and none.
+GEMM_CASES = [
+    ((2, 15), 3072, 768, Epilogue.GELU),
+    ((120,), 3072, 768, Epilogue.GELU),
+    ((4, 8), 768, 3072, Epilogue.LAYERSCALE_RESIDUAL),
+    ((16,), 5120, 1280, Epilogue.GELU),
+    ((1, 3), 1280, 5120, Epilogue.LAYERSCALE_RESIDUAL),
+    ((), 768, 768, Epilogue.NONE),
+]
+
+
+@pytest.mark.parametrize("lead,n,k,mode", GEMM_CASES)
+def test_ffn_gemm_matches_contract(cuda_device, lead, n, k, mode):
+    x, w, scale, residual = _gemm_operands(lead, n, k, mode, cuda_device)
+    out = ffn_gemm(x, w, scale, residual, int(mode))
+    assert out.shape == (*lead, n) and out.dtype == BF16 and out.is_contiguous()
+    m = x.numel() // k
+    selected = moss_kernels.gemm_is_selected(m, n, k, mode, cuda_device)
+    assert selected == (f"{m},{n},{k},{int(mode)}" in _whitelist_keys())
+    assert relative_l2(out, gemm_reference(x, w, scale, residual, mode)) < 4e-3
+
+
+def test_ffn_gemm_with_no_rows_is_empty(cuda_device):
+    x, w, _, _ = _gemm_operands((0, 5), 3072, 768, Epilogue.GELU, cuda_device)
+    assert ffn_gemm(x, w, None, None, 1).shape == (0, 5, 3072)
+
+
+@pytest.mark.parametrize("change,error,message", [
+    (lambda a: a | {"x": a["x"].float()}, TypeError, "x must be torch.bfloat16"),
+    (lambda a: a | {"x": a["x"].cpu()}, ValueError, "x is on cpu"),
+    (lambda a: a | {"x": a["x"].t().contiguous().t()}, ValueError, "x must be contiguous"),
+    (lambda a: a | {"w": a["w"][:, :512]}, ValueError, "K differs"),
+    (lambda a: a | {"mode": 3}, ValueError, "mode must be 0"),
+    (lambda a: a | {"residual": None}, ValueError, "needs scale"),
+    (lambda a: a | {"residual": a["residual"][:4]}, ValueError, "residual must be"),
+    (lambda a: a | {"mode": 1}, ValueError, "read only by mode 2"),
+])
+def test_ffn_gemm_rejects_bad_inputs(cuda_device, change, error, message):
+    x, w, scale, residual = _gemm_operands((8,), 768, 768, Epilogue.LAYERSCALE_RESIDUAL, cuda_device)
+    args = change({"x": x, "w": w, "scale": scale, "residual": residual, "mode": 2})
+    with pytest.raises(error, match=message):
+        ffn_gemm(args["x"], args["w"], args["scale"], args["residual"], args["mode"])
+
+
+def _attention_operands(b, h, t, s, device, d=64, seed=0):
+    """q as the codec makes it: a view of a fused [B,T,3,H,D] projection."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    qkv = torch.randn(b, t, 3, h, d, device=device, generator=gen).to(BF16)
+    q = qkv[:, :, 0].transpose(1, 2)
+    k = torch.randn(b, h, s, d, device=device, generator=gen).to(BF16)
+    v = torch.randn(b, h, s, d, device=device, generator=gen).to(BF16)
+    mask = torch.rand(b, 1, t, s, device=device, generator=gen) < 0.7
+    if t > 1:
+        mask[-1, 0, t // 2] = False  # a query without any key: exact zeros
+    return q, k, v, mask
+
+
+@pytest.mark.parametrize("b,h,t,s", [(2, 12, 37, 250), (1, 20, 1, 125), (4, 12, 32, 250), (3, 20, 240, 125)])
+def test_streaming_attention_matches_reference(cuda_device, b, h, t, s):
+    q, k, v, mask = _attention_operands(b, h, t, s, cuda_device)
+    out = streaming_attention(q, k, v, mask)
+    assert out.shape == (b, h, t, 64) and out.dtype == BF16
+    assert out.stride() == (t * h * 64, 64, h * 64, 1)  # [B,T,H,D] storage
+    assert relative_l2(out, attention_reference(q, k, v, mask)) < 1e-2
+    if t > 1:
+        assert torch.equal(out[-1, :, t // 2], torch.zeros_like(out[-1, :, t // 2]))
+    assert torch.equal(streaming_attention(q, k, v, mask, skip_empty_tiles=True), out)
+    # Any mask strides: a broadcast (stride-0) mask gives the same bits.
+    shared = mask[:1].expand(b, 1, t, s)
+    assert torch.equal(streaming_attention(q, k, v, shared), streaming_attention(q, k, v, shared.contiguous()))
+
+
+def test_streaming_attention_rejects_bad_inputs(cuda_device):
+    q, k, v, mask = _attention_operands(2, 12, 8, 64, cuda_device)
+    with pytest.raises(TypeError, match="mask must be torch.bool"):
+        streaming_attention(q, k, v, mask.to(torch.uint8))
+    with pytest.raises(ValueError, match=r"mask must be \[B, 1, T, S\]"):
+        streaming_attention(q, k, v, mask.transpose(2, 3))
+    with pytest.raises(ValueError, match="k and v must be"):
+        streaming_attention(q, k, v[:, :, :32], mask)
+
+
+def test_c_api_errors_carry_the_runtime_message(cuda_device):
+    q, k, v, mask = _attention_operands(1, 12, 8, 64, cuda_device, d=32)
+    with pytest.raises(MossError, match="D must be 64") as caught:
+        streaming_attention(q, k, v, mask)
+    assert caught.value.status == MossStatus.INVALID_ARGUMENT
+    # Rows 68 elements apart are not 16-byte aligned: the C API names the stride.
+    wide = torch.zeros(1, 12, 8, 68, device=cuda_device, dtype=BF16)
+    q, k, v, mask = _attention_operands(1, 12, 8, 64, cuda_device)
+    with pytest.raises(MossError, match="not a multiple of 8"):
+        streaming_attention(wide[..., :64], k, v, mask)
+
+
+def test_ops_capture_into_cuda_graphs(cuda_device):
+    """The ops run on the current stream: captured on a side stream and
+    replayed with new inputs, they match eager calls."""
+    x, w1, _, _ = _gemm_operands((30,), 3072, 768, Epilogue.GELU, cuda_device)
+    _, w2, scale, _ = _gemm_operands((30,), 768, 3072, Epilogue.LAYERSCALE_RESIDUAL, cuda_device)
+    q, k, v, mask = _attention_operands(2, 12, 15, 250, cuda_device)
+
+    def step():
+        y = ffn_gemm(ffn_gemm(x, w1, None, None, 1), w2, scale, x, 2)
+        return y, streaming_attention(q, k, v, mask)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        captured = step()
+    for seed in (1, 2):
+        gen = torch.Generator(device=cuda_device).manual_seed(seed)
+        for t in (x, q, k, v):
+            t.copy_(torch.randn(t.shape, device=cuda_device, generator=gen))
+        graph.replay()
+        for got, want in zip(captured, step()):
+            torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)
+
+
+def test_opcheck(cuda_device):
+    """Schema, fake (shapes and strides) and AOT dispatch with dynamic shapes."""
+    x, w, scale, residual = _gemm_operands((3, 5), 768, 3072, Epilogue.LAYERSCALE_RESIDUAL, cuda_device)
+    torch.library.opcheck(ffn_gemm, (x, w, scale, residual, 2))
+    x, w, _, _ = _gemm_operands((7,), 3072, 768, Epilogue.GELU, cuda_device)
+    torch.library.opcheck(ffn_gemm, (x, w, None, None, 1))
+    q, k, v, mask = _attention_operands(2, 12, 9, 100, cuda_device)
+    torch.library.opcheck(streaming_attention, (q, k, v, mask, True))
