@@ -58,6 +58,27 @@ SPLIT_FAMILIES = {
 }
 
 
+# Explicit per-key alternatives around the split-K tiles chosen from the
+# families above (2026-12-03): split 2/4/8, wider bn, longer bk, bm 16 x 2.
+DOWN = [(768, 3072, 2), (1280, 5120, 2)]
+def _explicit(small, mid, m30_768, m64_768):
+    table = {}
+    for n, k, mode in DOWN:
+        for m in (1, 2, 4, 8):
+            table[(m, n, k, mode)] = small
+        for m in (15, 16):
+            table[(m, n, k, mode)] = mid
+    table[(30, 768, 3072, 2)] = table[(32, 768, 3072, 2)] = m30_768
+    table[(64, 768, 3072, 2)] = m64_768
+    return table
+EXPLICIT_FAMILIES = {
+    "skx_s8": _explicit([8, 16, 64, 8], [16, 32, 64, 8], [32, 32, 64, 8], [64, 32, 64, 8]),
+    "skx_bn_wide": _explicit([8, 32, 64, 4], [16, 64, 64, 4], [32, 64, 64, 4], [64, 64, 64, 4]),
+    "skx_bk128": _explicit([8, 16, 128, 4], [16, 32, 128, 4], [16, 32, 64, 4], [64, 16, 64, 4]),
+    "skx_s2": _explicit([8, 16, 64, 2], [16, 16, 64, 4], [32, 16, 64, 8], [64, 32, 32, 8]),
+}
+
+
 def legal(m, n, k, bm, bn, bk, split):
     """The tile rule of docs/kernel-abi.md (moss::config::deriveGemmLaunch
     and checkSplitRows), so a family skips keys its tile cannot serve."""
@@ -88,6 +109,14 @@ def main(out_dir, only=None):
                 tile = [bm_for(m, bm_cap), bn, bk, split]
                 if legal(m, n, k, *tile):
                     table[f"{m},{n},{k},{mode}"] = tile
+        (out / f"{name}.json").write_text(json.dumps(table, indent=1) + "\n")
+        print(out / f"{name}.json")
+    for name, tiles in EXPLICIT_FAMILIES.items():
+        if only and name not in only:
+            continue
+        table = {f"{m},{n},{k},{mode}": tile
+                 for (m, n, k, mode), tile in tiles.items()
+                 if legal(m, n, k, *tile)}
         (out / f"{name}.json").write_text(json.dumps(table, indent=1) + "\n")
         print(out / f"{name}.json")
 
