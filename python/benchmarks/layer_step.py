@@ -10,7 +10,7 @@ CUDA events, µs per step. Writes layer-step.json and layer-step.md to --out.
 
 Usage: python3 python/benchmarks/layer_step.py --out DIR [--commit SHA]
 (environment as for the ops: MOSS_RUNTIME_LIB, MOSS_KERNELS_DIR,
-MOSS_CODEC_GEMM_CONFIG).
+MOSS_CODEC_GEMM_CONFIG). Each case runs in a fresh process of this script.
 """
 
 from __future__ import annotations
@@ -131,16 +131,35 @@ def git_commit() -> str:
         return "unknown"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--commit", default=None)
-    args = parser.parse_args()
+def time_in_fresh_process(case: str, batch: int) -> dict:
+    """One case per process: no case inherits another's allocator,
+    workspace or compile state."""
+    done = subprocess.run([sys.executable, __file__, "--one", f"{case}:{batch}"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{case} B={batch} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def time_one(spec: str) -> None:
+    name, batch = spec.split(":")
     device = torch.device("cuda", 0)
     moss_kernels.load_runtime(device)
-    # Every capture on one stream: the runtime gives only the first few
-    # streams it sees a workspace slot, and a slot-less stream runs slower.
-    side = torch.cuda.Stream(device)
+    side = torch.cuda.Stream(device)  # every capture of this process
+    print(json.dumps(time_case(CASES[name], int(batch), device, side)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--commit", default=None)
+    parser.add_argument("--one", metavar="CASE:B", help="time one case and print its record (internal)")
+    args = parser.parse_args()
+    if args.one:
+        return time_one(args.one)
+    if args.out is None:
+        parser.error("--out is required")
+    device = torch.device("cuda", 0)
     result = {
         "gpu": torch.cuda.get_device_name(device),
         "date": datetime.date.today().isoformat(),
@@ -151,8 +170,8 @@ def main() -> None:
         "whitelist": os.environ.get("MOSS_CODEC_GEMM_CONFIG"),
         "protocol": (f"µs per layer step (CUDA events): {WARMUPS} warm-ups, median of {SAMPLES} samples of "
                      f"{STEPS} steps; steady chunk, every frame live, full ring; 'graph' replays one "
-                     "captured step, 'eager' includes Python dispatch."),
-        "cases": [time_case(case, batch, device, side) for case in CASES.values() for batch in BATCHES],
+                     "captured step, 'eager' includes Python dispatch; each case in a fresh process."),
+        "cases": [time_in_fresh_process(name, batch) for name in CASES for batch in BATCHES],
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "layer-step.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -212,6 +212,7 @@ class ChunkResult:
     branch_rel_rms: float  # y - x: both residual branches without the skip
     padding_frames: int
     padding_exact_zero: bool  # every padding frame's output is exactly 0
+    compilations: Optional[int]  # Dynamo compilations so far (compile mode)
 
 
 @dataclass
@@ -256,5 +257,6 @@ def run_streaming_check(case: LayerCase, batch: int, mode: str, device: torch.de
                 branch_rel_rms=relative_rms((actual - x)[live], (expected - x)[live]),
                 padding_frames=int(padding.sum()),
                 padding_exact_zero=bool((actual[padding] == 0).all()),
+                compilations=runner.compilations,
             ))
     return StreamingReport(case.name, batch, mode, results, runner.compilations)

@@ -104,6 +104,21 @@ def test_streaming_attention_matches_reference(cuda_device, b, h, t, s):
     assert torch.equal(streaming_attention(q, k, v, shared), streaming_attention(q, k, v, shared.contiguous()))
 
 
+def test_streaming_attention_does_not_depend_on_earlier_calls(cuda_device):
+    """Split-KV state in the stream's workspace must not leak between calls
+    of different shapes: a call gives the same bits before and after one of
+    another shape (every key allowed, so every split holds data)."""
+    small = _attention_operands(1, 12, 32, 250, cuda_device, seed=3)
+    large = _attention_operands(4, 12, 56, 250, cuda_device, seed=4)
+    for _, _, _, mask in (small, large):
+        mask.fill_(True)
+    before = streaming_attention(*small)
+    streaming_attention(*large)
+    after = streaming_attention(*small)
+    assert relative_l2(before, attention_reference(*small)) < 1e-2
+    assert torch.equal(after, before)
+
+
 def test_streaming_attention_rejects_bad_inputs(cuda_device):
     q, k, v, mask = _attention_operands(2, 12, 8, 64, cuda_device)
     with pytest.raises(TypeError, match="mask must be torch.bool"):

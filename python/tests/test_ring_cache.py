@@ -11,7 +11,7 @@ from moss_kernels.streaming import CASES, default_spans, plan_chunks  # noqa: E4
 def _append(cache, start, length, live=None, batch=1):
     positions = (start + torch.arange(length)).repeat(batch, 1)
     live = torch.ones(batch, length, dtype=torch.bool) if live is None else live
-    kv = torch.randn(batch, length, 2, 8)
+    kv = torch.randn(batch, length, 2, 8).to(torch.bfloat16)
     return cache.append(kv, kv, positions, live), positions
 
 
@@ -43,7 +43,7 @@ def test_released_slot_starts_a_fresh_stream():
     _append(cache, 0, 5, batch=2)
     cache.release(1)
     positions = torch.tensor([[5, 6], [0, 1]])
-    kv = torch.randn(2, 2, 2, 8)
+    kv = torch.randn(2, 2, 2, 8).to(torch.bfloat16)
     mask = cache.append(kv, kv, positions, torch.ones(2, 2, dtype=torch.bool))
     assert _visible(mask, 0, 1, cache) == list(range(7))
     assert _visible(mask, 1, 1, cache) == [0, 1]  # nothing of the old stream
