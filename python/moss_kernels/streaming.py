@@ -123,7 +123,8 @@ class EagerRunner:
 
 
 class CompiledRunner:
-    """torch.compile(fullgraph=True, dynamic=True); counts Dynamo compilations."""
+    """torch.compile(fullgraph=True, dynamic=True); counts the graphs Dynamo
+    hands to the backend (a recompilation adds one)."""
 
     def __init__(self, layer: StreamingDecoderLayer):
         from torch._dynamo.testing import CompileCounterWithBackend
@@ -212,7 +213,7 @@ class ChunkResult:
     branch_rel_rms: float  # y - x: both residual branches without the skip
     padding_frames: int
     padding_exact_zero: bool  # every padding frame's output is exactly 0
-    compilations: Optional[int]  # Dynamo compilations so far (compile mode)
+    compilations: Optional[int]  # backend compilations so far (compile mode)
 
 
 @dataclass
@@ -221,7 +222,7 @@ class StreamingReport:
     batch: int
     mode: str
     chunks: list[ChunkResult]
-    compilations: Optional[int]  # Dynamo frames compiled (compile mode)
+    compilations: Optional[int]  # backend compilations in all (compile mode)
 
     @property
     def max_rel_rms(self) -> float:

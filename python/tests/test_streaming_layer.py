@@ -33,4 +33,8 @@ def test_ten_chunks_match_the_reference(cuda_device, check_report, case, batch, 
         assert chunk.padding_exact_zero, table
     assert sum(c.padding_frames for c in report.chunks) > 0
     if mode == "compile":
-        assert report.compilations == 1, f"recompiled across chunks:\n{table}"
+        # Whatever the first chunk cost (Dynamo may call the backend more
+        # than once for its one frame), later chunks must compile nothing.
+        first = report.chunks[0].compilations
+        assert first >= 1 and all(c.compilations == first for c in report.chunks), \
+            f"recompiled across chunks:\n{table}"
