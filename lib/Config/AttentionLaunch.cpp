@@ -22,7 +22,7 @@ const std::map<std::string, int64_t> &attentionKernelParams() {
       {"rows_per_warp", kAttentionRowsPerWarp},
       {"max_warps", kAttentionMaxWarps},
       {"workspace_floats_per_row", kAttentionWorkspaceFloatsPerRow},
-      {"counter_bytes", kAttentionCounterBytes},
+      {"counters", kAttentionCounters},
       {"min_ctas_per_sm", kAttentionMinCtasPerSm},
       {"sms", kAttentionSms},
       {"max_splits", kAttentionMaxSplits}};
@@ -118,12 +118,18 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
     }
     rows *= t;
     int64_t perSplit = kAttentionWorkspaceFloatsPerRow * 4;
-    int64_t counters = launch.gridX * launch.gridY * kAttentionCounterBytes;
-    if (rows > (INT64_MAX - counters) / perSplit / launch.splits) {
+    if (launch.gridX * launch.gridY > kAttentionCounters) {
+      err = "split-KV over B * H * row blocks = " +
+            std::to_string(launch.gridX * launch.gridY) + " needs more than " +
+            std::to_string(kAttentionCounters) + " counters (use splits = 1)";
+      return false;
+    }
+    int64_t counterBytes = kAttentionCounters * 4;
+    if (rows > (INT64_MAX - counterBytes) / perSplit / launch.splits) {
       err = "the split-KV workspace size overflows 64 bits";
       return false;
     }
-    launch.workspaceBytes = launch.splits * rows * perSplit + counters;
+    launch.workspaceBytes = counterBytes + launch.splits * rows * perSplit;
   }
   out = launch;
   return true;

@@ -149,11 +149,12 @@ struct AttentionCall {
 
 Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                        const LoadedAttention &loaded, const AttentionCall &c,
-                       const WorkspaceSlot *slot) {
+                       const WorkspaceSlot *slot, int64_t forcedSplits) {
   const moss_attention_args &a = c.a;
   config::AttentionLaunch launch;
   std::string err;
-  if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 0, launch, err))
+  if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, forcedSplits, launch,
+                                     err))
     return invalidArgument(err);
   void *workspace = nullptr;
   if (launch.splits > 1) {
@@ -231,8 +232,9 @@ Status runAttention(moss_runtime_s &rt, const AttentionCall &c) {
     std::lock_guard<std::mutex> lock(state->mutex);
     slot = state->slotForLocked(streamKey(api, c.stream));
   }
-  status = launchAttention(api, kernels.attention.front(),
-                           state->attention.front(), c, slot);
+  status =
+      launchAttention(api, kernels.attention.front(), state->attention.front(),
+                      c, slot, rt.modules->workspaceConfig().attentionSplits);
   if (!status.ok())
     return failure(status.code, label + status.message);
   return success();

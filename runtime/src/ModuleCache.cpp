@@ -2,6 +2,8 @@
 
 #include "ModuleCache.h"
 
+#include "moss/Config/AttentionLaunch.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -43,6 +45,16 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
       return invalidArgument(std::string("MOSS_RUNTIME_WORKSPACE_SLOTS=\"") +
                              text + "\": expected an integer in 1..64");
     config.slots = static_cast<size_t>(value);
+  }
+  if (const char *text = std::getenv("MOSS_ATTENTION_SPLITS")) {
+    char *end = nullptr;
+    long value = std::strtol(text, &end, 10);
+    if (!*text || *end || value < 1 ||
+        value > moss::config::kAttentionMaxSplits)
+      return invalidArgument(std::string("MOSS_ATTENTION_SPLITS=\"") + text +
+                             "\": expected an integer in 1.." +
+                             std::to_string(moss::config::kAttentionMaxSplits));
+    config.attentionSplits = value;
   }
   out = config;
   return success();

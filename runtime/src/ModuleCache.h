@@ -33,9 +33,13 @@ namespace moss::runtime {
 struct WorkspaceConfig {
   size_t slots = 4;                      ///< Streams with a workspace.
   size_t cublasBytes = size_t(16) << 20; ///< cuBLASLt workspace per slot.
+  /// Split-KV count forced on every attention call (0: the launch rule). A
+  /// tuning knob for measuring the rule, not a serving setting.
+  int64_t attentionSplits = 0;
 };
 
-/// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4).
+/// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4) and
+/// MOSS_ATTENTION_SPLITS (1..16, default: the launch rule).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
 struct WorkspaceSlot {
@@ -109,6 +113,8 @@ public:
   /// Makes the context `stream` belongs to current (via `scope`) and returns
   /// its state, setting it up on first use unless `stream` is capturing.
   Status enter(CUstream stream, ScopedContext &scope, ContextState *&out);
+
+  const WorkspaceConfig &workspaceConfig() const { return config; }
 
 private:
   Status stateForCurrent(CUcontext context, CUstream stream,

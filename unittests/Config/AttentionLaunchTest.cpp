@@ -36,8 +36,8 @@ TEST(AttentionLaunchTest, DecodeSplitsTheKeysAcrossCtas) {
   EXPECT_EQ(l.keyTiles, 7);
   EXPECT_EQ(l.splits, 7);
   EXPECT_EQ(l.tilesPerSplit, 1);
-  // Partials of 12 rows per split, then one counter per (b, h, row block).
-  EXPECT_EQ(l.workspaceBytes, 7 * 12 * 1 * 66 * 4 + 12 * 1 * 4);
+  // 1024 counters, then the partials of 12 rows per split.
+  EXPECT_EQ(l.workspaceBytes, 1024 * 4 + 7 * 12 * 1 * 66 * 4);
 }
 
 TEST(AttentionLaunchTest, LongChunksRunOnePass) {
@@ -92,6 +92,10 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
             std::string::npos);
   EXPECT_NE(deriveError(65536, 65536, 1, 400).find("exceeds the grid limit"),
             std::string::npos);
+  // A forced split over more (b, h, row block)s than there are counters.
+  EXPECT_NE(deriveError(64, 20, 1, 400, 2).find("needs more than 1024 counters"),
+            std::string::npos);
+  EXPECT_EQ(derive(64, 20, 1, 400).splits, 1); // the rule never asks for it
 }
 
 TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {

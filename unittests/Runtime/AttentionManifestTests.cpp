@@ -55,7 +55,7 @@ config::Manifest attentionManifest() {
                 {"rows_per_warp", 16},
                 {"max_warps", 4},
                 {"workspace_floats_per_row", 66},
-                {"counter_bytes", 4},
+                {"counters", 1024},
                 {"min_ctas_per_sm", 3},
                 {"sms", 132},
                 {"max_splits", 16}};

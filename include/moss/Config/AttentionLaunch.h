@@ -31,8 +31,11 @@ constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
 constexpr int64_t kAttentionMaxWarps = 4;     ///< main kernel: 32..128 thr.
 /// FP32 values per (split, row) in the workspace: acc[64], then m and l.
 constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
-/// Bytes per (b, h, row block) of the split counters after the partials.
-constexpr int64_t kAttentionCounterBytes = 4;
+/// Split-KV counters (int32) at the start of the workspace, one per (b*H + h,
+/// row block): a fixed place, so a launch of one shape never finds another
+/// shape's partials where its counters should be. The rule splits only while
+/// B*H*gridY <= 132 * 7 / 2, far below this.
+constexpr int64_t kAttentionCounters = 1024;
 /// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM
 /// for 1..4 warps (at most 168 registers a thread, __launch_bounds__(128, 3),
 /// and 32 KiB of shared memory each). Splits pay while the grid leaves half
@@ -59,9 +62,9 @@ struct AttentionLaunch {
   int64_t keyTiles = 0;      ///< ceil(S / 64).
   int64_t tilesPerSplit = 0; ///< ceil(keyTiles / splits).
   int64_t splits = 0;        ///< gridDim.z; no split is empty.
-  /// splits * B*H*T * 66 * 4 bytes of partials, then B*H*gridY 4-byte
-  /// counters (zero before the first launch; the kernel leaves them zero);
-  /// 0 when splits == 1.
+  /// 1024 4-byte counters (zero before the first launch; the kernel leaves
+  /// them zero), then splits * B*H*T * 66 * 4 bytes of partials; 0 when
+  /// splits == 1.
   int64_t workspaceBytes = 0;
 };
 
@@ -73,7 +76,8 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 /// Fills `out` for sizes >= 1. `splits` = 0 applies chooseAttentionSplits;
 /// a positive value is used instead, reduced so that no split is empty
 /// (splits = ceil(keyTiles / ceil(keyTiles / splits))). Fails, with the
-/// reason in `err`, on sizes < 1 or a grid past CUDA's limits.
+/// reason in `err`, on sizes < 1, a grid past CUDA's limits, or a forced split
+/// of more (b, h, row block)s than there are counters.
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, AttentionLaunch &out,
                            std::string &err);

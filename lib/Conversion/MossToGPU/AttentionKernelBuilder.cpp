@@ -351,8 +351,8 @@ private:
   RowState computeTile(Value stage, Value bits, const RowState &in);
   void storeResult(const RowState &state);
   void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
-  void mergeSplits(int64_t r, Value mlBase,
-                   llvm::function_ref<Value(Value, int64_t)> wsRowOf);
+  void mergeSplits(Value accBase, Value mlBase,
+                   llvm::function_ref<Value(Value, Value)> wsRowOf);
 
   // Per-kernel values the pieces share.
   struct MainValues {
@@ -392,7 +392,7 @@ AttentionEmitter::createKernel(gpu::GPUModuleOp module, StringRef name,
         b.getDenseI32ArrayAttr({static_cast<int32_t>(kMaxThreads), 1, 1}));
   }
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-             b.getI32IntegerAttr(config::kAttentionMinCtasPerSm));
+              b.getI32IntegerAttr(config::kAttentionMinCtasPerSm));
   b.setInsertionPointToStart(&fn.getBody().front());
   kernelArgs.assign(fn.getArguments().begin(), fn.getArguments().end());
   return fn;
@@ -671,22 +671,23 @@ void AttentionEmitter::storeResult(const RowState &state) {
   }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-  // Workspace: acc [splits][B*H*T][64], then (m, l) [splits][B*H*T][2], then
-  // one i32 counter per (b*H + h, row block).
+  // Workspace: kAttentionCounters i32 counters, one per (b*H + h, row
+  // block), then acc [splits][B*H*T][64], then (m, l) [splits][B*H*T][2].
   Value splits = toI64(arg(kSplits));
   Value heads = toI64(arg(kH)), tq = toI64(arg(kT));
   Value bh = add(mul(toI64(mv.b), heads), toI64(mv.h));
   Value headRows = mul(bh, tq);
   Value totalRows = mul(mul(toI64(arg(kB)), heads), tq);
-  Value ws = arg(kWorkspace);
+  Value ws =
+      elementPtr(arg(kWorkspace), f32, constI64(config::kAttentionCounters));
   Value mlBase = elementPtr(ws, f32, mul(mul(splits, totalRows), kD));
   Value col = toI64(mul(mv.t, 2));
-  auto wsRowOf = [&](Value z, int64_t r) {
-    return add(mul(z, totalRows), add(headRows, toI64(mv.row[r])));
+  auto wsRowOf = [&](Value z, Value row) {
+    return add(mul(z, totalRows), add(headRows, row));
   };
   for (int64_t r = 0; r < 2; ++r) {
     emitIf(mv.rowValid[r], [&] {
-      Value wsRow = wsRowOf(toI64(mv.z), r);
+      Value wsRow = wsRowOf(toI64(mv.z), toI64(mv.row[r]));
       Value base = elementPtr(ws, f32, add(mul(wsRow, kD), col));
       for (int64_t n = 0; n < kDGroups; ++n)
         store(vectorOf(v2f32, {rowAcc[r][2 * n], rowAcc[r][2 * n + 1]}),
@@ -705,11 +706,7 @@ void AttentionEmitter::storeResult(const RowState &state) {
   Value gridY =
       toI64(gpuIndex(gpu::GridDimOp::create(b, loc, gpu::Dimension::y)));
   Value counterIndex = add(mul(bh, gridY), toI64(blockIdx(gpu::Dimension::y)));
-  Value counter =
-      elementPtr(elementPtr(ws, f32,
-                            mul(mul(splits, totalRows),
-                                config::kAttentionWorkspaceFloatsPerRow)),
-                 i32, counterIndex);
+  Value counter = elementPtr(arg(kWorkspace), i32, counterIndex);
   Value first = isZero(mv.tid);
   auto bump = scf::IfOp::create(b, loc, TypeRange{i32}, first,
                                 /*withElseRegion=*/true);
@@ -728,8 +725,7 @@ void AttentionEmitter::storeResult(const RowState &state) {
       both(first, cmp(arith::CmpIPredicate::eq, bump.getResult(0), lastSplit)));
   emitIf(last, [&] {
     NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    for (int64_t r = 0; r < 2; ++r)
-      emitIf(mv.rowValid[r], [&] { mergeSplits(r, mlBase, wsRowOf); });
+    mergeSplits(ws, mlBase, wsRowOf);
     emitIf(first, [&] {
       LLVM::StoreOp::create(b, loc, constI32(0), counter, 4,
                             /*isVolatile=*/true);
@@ -737,55 +733,93 @@ void AttentionEmitter::storeResult(const RowState &state) {
   });
 }
 
-/// Merges row r of every split in order z = 0, 1, ...: weights
-/// exp2(m_z - max m) (0 for a split without an allowed key), then writes the
-/// output. Loads are volatile: other CTAs wrote these lines after this SM
-/// may have cached them.
+/// Merges rows g and g+8 of every split in order z = 0, 1, ... and writes
+/// the output. Online: each split rescales the running sums by
+/// exp2(m_old - m_new); every m is an integer, so that is an exact power of
+/// two and the result equals weighting split z by exp2(m_z - max m). Splits
+/// are read kMergeGroup at a time so that their loads overlap (one round
+/// trip per group, not per split). Loads are volatile: other CTAs wrote these
+/// lines after this SM may have cached them. A split without an allowed key
+/// (m = -inf) weighs 0; rows past T read a clamped row and are not stored.
 void AttentionEmitter::mergeSplits(
-    int64_t r, Value mlBase,
-    llvm::function_ref<Value(Value, int64_t)> wsRowOf) {
-  Value zero = constI64(0), one = constI64(1);
+    Value accBase, Value mlBase,
+    llvm::function_ref<Value(Value, Value)> wsRowOf) {
+  constexpr int64_t kMergeGroup = 2;
   Value splits = toI64(arg(kSplits));
   Value minusInf = negInf(), zeroF = constF32(0.0);
+  Value lastRow = sub(arg(kT), constI32(1));
+  Value safeRow[2];
+  for (int64_t r = 0; r < 2; ++r)
+    safeRow[r] = toI64(select(mv.rowValid[r], mv.row[r], lastRow));
   auto loadVolatile = [&](Type type, Value ptr, unsigned align) {
     return LLVM::LoadOp::create(b, loc, type, ptr, align, /*isVolatile=*/true)
         .getResult();
   };
-  auto maxLoop =
-      scf::ForOp::create(b, loc, zero, splits, one, ValueRange{minusInf});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(maxLoop.getBody());
-    Value wsRow = wsRowOf(maxLoop.getInductionVar(), r);
-    Value m = loadVolatile(f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
-    scf::YieldOp::create(b, loc, fmax(maxLoop.getRegionIterArgs()[0], m));
+  constexpr int64_t kPerRow = 2 + 2 * kDGroups; // m, l, 16 acc
+  SmallVector<Value> init;
+  for (int64_t r = 0; r < 2; ++r) {
+    init.append({minusInf, zeroF});
+    init.append(2 * kDGroups, zeroF);
   }
-  Value mMax = maxLoop.getResult(0);
-  SmallVector<Value> init(1 + 2 * kDGroups, zeroF); // l, then 16 acc
-  auto sumLoop = scf::ForOp::create(b, loc, zero, splits, one, init);
+  auto loop = scf::ForOp::create(b, loc, constI64(0), splits,
+                                 constI64(kMergeGroup), init);
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(sumLoop.getBody());
-    Value wsRow = wsRowOf(sumLoop.getInductionVar(), r);
-    Value ml = loadVolatile(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
-    Value m = lane(ml, 0);
-    Value empty = fcmp(arith::CmpFPredicate::OEQ, m, minusInf);
-    Value w = select(empty, zeroF, exp2(fsub(m, mMax)));
-    ValueRange carried = sumLoop.getRegionIterArgs();
-    SmallVector<Value> next = {fadd(carried[0], fmul(w, lane(ml, 1)))};
-    Value base = elementPtr(arg(kWorkspace), f32,
-                            add(mul(wsRow, kD), toI64(mul(mv.t, 2))));
-    for (int64_t n = 0; n < kDGroups; ++n) {
-      Value pair =
-          loadVolatile(v2f32, elementPtr(base, f32, constI32(8 * n)), 8);
-      for (int64_t e = 0; e < 2; ++e)
-        next.push_back(fadd(carried[1 + 2 * n + e], fmul(w, lane(pair, e))));
+    b.setInsertionPointToEnd(loop.getBody());
+    Value zBase = loop.getInductionVar();
+    SmallVector<Value> run(loop.getRegionIterArgs().begin(),
+                           loop.getRegionIterArgs().end());
+    // Every load of the group first, then the arithmetic.
+    struct SplitRow {
+      Value real, ml;
+      SmallVector<Value> pairs;
+    };
+    SmallVector<SplitRow> loaded;
+    for (int64_t j = 0; j < kMergeGroup; ++j) {
+      Value z = add(zBase, j);
+      Value real = lessU(z, splits);
+      Value zSafe = select(real, z, zBase);
+      for (int64_t r = 0; r < 2; ++r) {
+        Value wsRow = wsRowOf(zSafe, safeRow[r]);
+        SplitRow row{
+            real,
+            loadVolatile(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8),
+            {}};
+        Value base =
+            elementPtr(accBase, f32, add(mul(wsRow, kD), toI64(mul(mv.t, 2))));
+        for (int64_t n = 0; n < kDGroups; ++n)
+          row.pairs.push_back(
+              loadVolatile(v2f32, elementPtr(base, f32, constI32(8 * n)), 8));
+        loaded.push_back(row);
+      }
     }
-    scf::YieldOp::create(b, loc, next);
+    for (int64_t j = 0; j < kMergeGroup; ++j) {
+      for (int64_t r = 0; r < 2; ++r) {
+        const SplitRow &in = loaded[2 * j + r];
+        Value *state = &run[r * kPerRow];
+        Value m = select(in.real, lane(in.ml, 0), minusInf);
+        Value mNew = fmax(state[0], m);
+        Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
+                            zeroF, mNew);
+        Value alpha = exp2(fsub(state[0], mUse)); // 0 while nothing was seen
+        Value w = exp2(fsub(m, mUse));            // 0 for an empty split
+        state[0] = mNew;
+        state[1] = fma(w, lane(in.ml, 1), fmul(state[1], alpha));
+        for (int64_t n = 0; n < kDGroups; ++n)
+          for (int64_t e = 0; e < 2; ++e)
+            state[2 + 2 * n + e] =
+                fma(w, lane(in.pairs[n], e), fmul(state[2 + 2 * n + e], alpha));
+      }
+    }
+    scf::YieldOp::create(b, loc, run);
   }
-  SmallVector<Value> acc(sumLoop.getResults().begin() + 1,
-                         sumLoop.getResults().end());
-  storeOutputRow(r, acc, sumLoop.getResult(0));
+  for (int64_t r = 0; r < 2; ++r) {
+    emitIf(mv.rowValid[r], [&] {
+      auto results = loop.getResults().slice(r * kPerRow, kPerRow);
+      SmallVector<Value> acc(results.begin() + 2, results.end());
+      storeOutputRow(r, acc, results[1]);
+    });
+  }
 }
 
 void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,

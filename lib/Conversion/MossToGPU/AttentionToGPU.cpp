@@ -157,21 +157,20 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value rows = mul(gridX, tDim);
     Value split =
         arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, splits, c(1));
-    // Partials, then one 4-byte counter per (b, h, row block), zeroed.
-    static_assert(config::kAttentionCounterBytes == 4, "one f32 per counter");
+    // 1024 zeroed 4-byte counters, then the partials.
+    Value counters = c(config::kAttentionCounters);
     Value partialFloats =
         mul(mul(splits, rows), c(config::kAttentionWorkspaceFloatsPerRow));
-    Value counters = mul(gridX, gridY);
     Value workspaceFloats = arith::SelectOp::create(
-        rw, loc, split, arith::AddIOp::create(rw, loc, partialFloats, counters),
+        rw, loc, split, arith::AddIOp::create(rw, loc, counters, partialFloats),
         c(0));
     Value workspace = memref::AllocOp::create(
         rw, loc, MemRefType::get({ShapedType::kDynamic}, rw.getF32Type()),
         ValueRange{workspaceFloats});
     {
       auto zeroCounters = scf::ForOp::create(
-          rw, loc, arith::SelectOp::create(rw, loc, split, partialFloats, c(0)),
-          workspaceFloats, c(1));
+          rw, loc, c(0),
+          arith::SelectOp::create(rw, loc, split, counters, c(0)), c(1));
       OpBuilder::InsertionGuard guard(rw);
       rw.setInsertionPoint(zeroCounters.getBody()->getTerminator());
       memref::StoreOp::create(
