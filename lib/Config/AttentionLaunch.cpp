@@ -64,11 +64,13 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
       std::min(kAttentionMaxWarps, ceilDiv(t, kAttentionRowsPerWarp));
   int64_t ctas = b * h * ceilDiv(t, kAttentionRowsPerWarp * warps);
   int64_t slots = kAttentionSms * kAttentionCtasPerSm[warps];
-  if (2 * ctas > slots)
-    return 1;
   int64_t tiles = ceilDiv(s, kAttentionKeysPerTile);
-  int64_t rounded = (2 * slots + ctas) / (2 * ctas);
-  return std::max<int64_t>(1, std::min({rounded, tiles, kAttentionMaxSplits}));
+  if (tiles <= 2)
+    return 1;
+  int64_t bound = slots / (2 * ctas);
+  int64_t minTilesPerSplit = ctas <= kAttentionFewCtas ? 1 : 2;
+  return std::max<int64_t>(1, std::min({ceilDiv(tiles, minTilesPerSplit), bound,
+                                        kAttentionMaxSplits}));
 }
 
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,

@@ -59,17 +59,26 @@ TEST(AttentionLaunchTest, WarpsFollowTheRows) {
   EXPECT_EQ(derive(1, 1, 2000, 64).gridY, 32); // ceil(2000 / 64)
 }
 
-TEST(AttentionLaunchTest, RuleSplitsOnlyWhileHalfTheSlotsAreFree) {
-  // 4 warps: 3 CTAs per SM, 396 slots; 768 CTAs fill more than half.
-  EXPECT_EQ(chooseAttentionSplits(16, 12, 240, 400), 1);
-  // 192 CTAs: round(396 / 192) = 2 wanted, 7 tiles -> tps 4 -> 2 splits.
-  EXPECT_EQ(chooseAttentionSplits(16, 12, 60, 400), 2);
-  EXPECT_EQ(derive(16, 12, 60, 400).splits, 2);
-  // 48 CTAs: round(396 / 48) = 8 wanted, capped by the 7 tiles.
-  EXPECT_EQ(chooseAttentionSplits(4, 12, 60, 400), 7);
-  EXPECT_EQ(derive(4, 12, 60, 400).splits, 7);
-  // Never more splits than key tiles.
-  EXPECT_EQ(chooseAttentionSplits(1, 20, 1, 125), 2);
+TEST(AttentionLaunchTest, RuleFollowsTheMeasuredSweep) {
+  // Two key tiles never split: the merge costs more than a tile.
+  EXPECT_EQ(chooseAttentionSplits(1, 20, 1, 125), 1);
+  EXPECT_EQ(chooseAttentionSplits(16, 20, 32, 125), 1);
+  // A tiny grid (12 CTAs): one tile per split.
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 7);
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 250), 4);
+  // 48 CTAs of 2 warps: at least two tiles per split.
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 400), 4);
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 250), 2);
+  // 192 CTAs: the slots bound, floor(792 / 384) = 2 for 2 warps,
+  // floor(924 / 384) = 2 for 1 warp.
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 32, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 2);
+  // 4 warps, 192 CTAs: floor(396 / 384) = 1, no split.
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 480, 400), 1);
+  // Splits never exceed the key tiles (7 wanted from 7 tiles -> tps 1).
+  EXPECT_EQ(derive(1, 12, 1, 400).splits, 7);
+  EXPECT_EQ(derive(4, 12, 32, 400).splits, 4); // tps 2
   EXPECT_EQ(derive(1, 1, 1, 1).splits, 1);
 }
 

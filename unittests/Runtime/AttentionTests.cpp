@@ -355,7 +355,7 @@ TEST_F(Attention, SinglePassAgreesWithSplitKv) {
     int64_t B, H, T, S;
   };
   for (Shape s : {Shape{1, 12, 1, 400}, Shape{4, 12, 32, 400},
-                  Shape{16, 20, 1, 125}, Shape{1, 12, 15, 250}}) {
+                  Shape{8, 20, 1, 400}, Shape{1, 12, 15, 250}}) {
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(s.B, s.H, s.T, s.S, 0,
@@ -392,7 +392,7 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
   problems.push_back(std::make_unique<Problem>(
       makeProblem(4, 12, 32, 400, MaskKind::SparseHistory, 72)));
   problems.push_back(std::make_unique<Problem>(
-      makeProblem(2, 20, 15, 125, MaskKind::Ring, 73)));
+      makeProblem(2, 20, 15, 250, MaskKind::Ring, 73)));
   std::vector<std::unique_ptr<DeviceProblem>> devs;
   std::vector<std::vector<uint16_t>> first;
   for (auto &p : problems) {
@@ -430,7 +430,7 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
 TEST_F(Attention, GraphReplayEqualsEager) {
   std::vector<std::unique_ptr<Problem>> problems;
   problems.push_back(std::make_unique<Problem>(
-      makeProblem(16, 20, 1, 125, MaskKind::Ring, 61))); // split-KV
+      makeProblem(8, 20, 1, 400, MaskKind::Ring, 61))); // split-KV
   problems.push_back(std::make_unique<Problem>(
       makeProblem(4, 12, 240, 400, MaskKind::Ring, 62))); // one pass
   problems.push_back(std::make_unique<Problem>(

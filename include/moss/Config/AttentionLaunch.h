@@ -44,6 +44,8 @@ constexpr int64_t kAttentionSms = 132;
 constexpr int64_t kAttentionMinCtasPerSm = 3; ///< at 4 warps (nvvm.minctasm).
 constexpr int64_t kAttentionCtasPerSm[5] = {0, 7, 6, 4, 3};
 constexpr int64_t kAttentionMaxSplits = 16;
+/// Up to this many CTAs, a split may hold a single key tile.
+constexpr int64_t kAttentionFewCtas = 32;
 
 /// Parameter names of the attention kernel, in ABI order.
 const std::vector<std::string> &attentionKernelArgNames();
@@ -69,8 +71,12 @@ struct AttentionLaunch {
 };
 
 /// Split-KV count of the rule, for sizes >= 1: with slots = 132 * CTAs per SM
-/// (by warps) and ctas = B*H*ceil(T / rowsPerCta), 1 when 2*ctas > slots,
-/// else min(keyTiles, 16, round(slots / ctas)).
+/// (by warps) and ctas = B*H*ceil(T / rowsPerCta), 1 when keyTiles <= 2, else
+/// max(1, min(ceil(keyTiles / minTps), floor(slots / (2 ctas)), 16)) with
+/// minTps = 1 for at most 32 CTAs, else 2. Every split pays a merge (a fence,
+/// an atomic and the last CTA's reads), so splits must save more than one
+/// tile each unless the grid is tiny; fitted to a sweep of the decoder's
+/// short-chunk cases on an H200 (benchmarks/results/2026-12-03-h200).
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Fills `out` for sizes >= 1. `splits` = 0 applies chooseAttentionSplits;

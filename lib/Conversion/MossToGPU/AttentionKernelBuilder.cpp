@@ -432,7 +432,13 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
     bytes.push_back(constI32(-1));
     scf::YieldOp::create(b, loc, bytes);
 
+    // Not a full contiguous tile: the tail tile or a strided mask loads with
+    // clamped keys; a tile past the split's end loads nothing.
     b.setInsertionPointToEnd(ifOp.elseBlock());
+    auto valid = scf::IfOp::create(b, loc, types, tileValid,
+                                   /*withElseRegion=*/true);
+    scf::YieldOp::create(b, loc, valid.getResults());
+    b.setInsertionPointToEnd(valid.thenBlock());
     bytes.clear();
     Value lastKey = sub(s, constI32(1));
     Value keyBits = constI32(0);
@@ -443,13 +449,18 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
           Value offset = mul(toI64(minU(key, lastKey)), arg(kMaskStrideS));
           bytes.push_back(
               loadReadOnly(i8, elementPtr(mv.maskRow[r], i8, offset), 1));
-          Value real = both(tileValid, lessU(key, s));
-          keyBits = bitOr(keyBits, shl(toI32(real), 4 * n + 2 * r + e));
+          keyBits =
+              bitOr(keyBits, shl(toI32(lessU(key, s)), 4 * n + 2 * r + e));
         }
       }
     }
     bytes.push_back(keyBits);
     scf::YieldOp::create(b, loc, bytes);
+    b.setInsertionPointToEnd(valid.elseBlock());
+    SmallVector<Value> none(4 * kKeyGroups, arith::ConstantOp::create(
+                                                b, loc, b.getI8IntegerAttr(0)));
+    none.push_back(constI32(0));
+    scf::YieldOp::create(b, loc, none);
   }
   MaskLoads loads;
   for (int64_t i = 0; i < 4 * kKeyGroups; ++i)
@@ -486,17 +497,20 @@ void AttentionEmitter::prefetchMask(Value tile) {
 }
 
 /// cp.async of key tile `tile` (K and V, 64 rows each) into buffer `stage`.
-/// Thread i copies 16-byte chunk i % 8 of key rows i / 8, i / 8 + threads / 8,
-/// ...: the chunk and the source step stay the same from row to row, so a
-/// row costs two pointer bumps. Rows past S are zero-filled (src-size 0, read
-/// from the head's first row), so P·V never reads garbage.
+/// Thread i copies 16-byte chunk i % 8 of key rows i / 8, i / 8 + step,
+/// i / 8 + 2 step, ... (step = threads / 8), two rows a trip: 2 step is a
+/// multiple of 8 for 1..4 warps, so each of the two slots keeps its swizzle
+/// and a trip costs pointer bumps and four copies. Rows past S (tail tile
+/// only) are zero-filled (src-size 0, read from the head's first row), so P·V
+/// never reads garbage.
 void AttentionEmitter::copyTile(Value tile, Value stage) {
   Value s = arg(kS);
   Value chunk = bitAnd(mv.tid, kChunksPerRow - 1);
   Value row0 = shrU(mv.tid, 3);
   Value rowStep = shrU(mv.threads, 3);
+  Value pairStep = mul(rowStep, 2);
   Value keyBase = mul(tile, kKeys);
-  Value key0 = toI64(add(keyBase, row0));
+  Value full = cmp(arith::CmpIPredicate::ule, add(keyBase, kKeys), s);
   Value srcCol = toI64(mul(chunk, 8));
   Value stageBase = mul(stage, kStageElems);
   struct Operand {
@@ -506,29 +520,49 @@ void AttentionEmitter::copyTile(Value tile, Value stage) {
   };
   const Operand operands[] = {{mv.kHead, kKStrideS, 0},
                               {mv.vHead, kVStrideS, kTileElems}};
-  SmallVector<Value> src, step;
-  for (const Operand &op : operands) {
-    src.push_back(
-        elementPtr(op.head, bf16, add(mul(key0, arg(op.stride)), srcCol)));
-    step.push_back(mul(toI64(rowStep), arg(op.stride)));
+  // Carried: per slot j, the K and V source pointers and the smem offset.
+  SmallVector<Value> init, step;
+  for (int64_t slot = 0; slot < 2; ++slot) {
+    Value row = add(row0, mul(rowStep, slot));
+    for (const Operand &op : operands)
+      init.push_back(elementPtr(
+          op.head, bf16,
+          add(mul(toI64(add(keyBase, row)), arg(op.stride)), srcCol)));
+    Value physChunk = bitXor(chunk, swizzle(bitAnd(row, 7)));
+    init.push_back(add(stageBase, add(mul(row, kD), mul(physChunk, 8))));
   }
-  auto loop = scf::ForOp::create(b, loc, row0, constI32(kKeys), rowStep, src);
+  for (const Operand &op : operands)
+    step.push_back(mul(toI64(pairStep), arg(op.stride)));
+  Value dstStep = mul(pairStep, kD);
+  auto loop = scf::ForOp::create(b, loc, row0, constI32(kKeys), pairStep, init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
-    Value keyRow = loop.getInductionVar();
-    Value inRange = lessU(add(keyBase, keyRow), s);
-    Value physChunk = bitXor(chunk, swizzle(bitAnd(keyRow, 7)));
-    Value dst = add(stageBase, add(mul(keyRow, kD), mul(physChunk, 8)));
-    Value bytes = select(inRange, constI32(16), constI32(0));
+    ValueRange carried = loop.getRegionIterArgs();
     SmallVector<Value> next;
-    for (auto [i, op] : llvm::enumerate(operands)) {
-      Value cur = loop.getRegionIterArgs()[i];
-      Value from = LLVM::SelectOp::create(b, loc, inRange, cur, op.head);
-      Value smem = elementPtr(mv.kv, bf16, add(dst, op.smemOffset));
-      NVVM::CpAsyncOp::create(b, loc, smem, from, 16,
-                              NVVM::LoadCacheModifierKind::CG, bytes);
-      next.push_back(elementPtr(cur, bf16, step[i]));
+    for (int64_t slot = 0; slot < 2; ++slot) {
+      Value row = add(loop.getInductionVar(), mul(rowStep, slot));
+      auto copyRow = [&] {
+        Value inRange = either(full, lessU(add(keyBase, row), s));
+        Value bytes = select(inRange, constI32(16), constI32(0));
+        Value dst = carried[3 * slot + 2];
+        for (auto [i, op] : llvm::enumerate(operands)) {
+          Value from = LLVM::SelectOp::create(b, loc, inRange,
+                                              carried[3 * slot + i], op.head);
+          Value smem = elementPtr(mv.kv, bf16, add(dst, op.smemOffset));
+          NVVM::CpAsyncOp::create(b, loc, smem, from, 16,
+                                  NVVM::LoadCacheModifierKind::CG, bytes);
+        }
+      };
+      // Slot 1 can pass the tile's end only when 64 is not a multiple of
+      // 2 step (3 warps).
+      if (slot == 0)
+        copyRow();
+      else
+        emitIf(lessU(row, kKeys), copyRow);
+      for (int64_t i = 0; i < 2; ++i)
+        next.push_back(elementPtr(carried[3 * slot + i], bf16, step[i]));
+      next.push_back(add(carried[3 * slot + 2], dstStep));
     }
     scf::YieldOp::create(b, loc, next);
   }

@@ -144,15 +144,17 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
                       select(eq(warps, 3), c(perSm[3]), c(perSm[4]))));
     Value slots = mul(ctasPerSm, c(config::kAttentionSms));
     Value ctas = mul(gridX, gridY);
-    Value twiceCtas = mul(ctas, c(2));
-    Value rounded = arith::DivUIOp::create(
-        rw, loc, arith::AddIOp::create(rw, loc, mul(slots, c(2)), ctas),
-        twiceCtas);
-    Value crowded = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt,
-                                          twiceCtas, slots);
+    auto ule = [&](Value l, Value r) {
+      return arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule, l, r)
+          .getResult();
+    };
+    Value bound = arith::DivUIOp::create(rw, loc, slots, mul(ctas, c(2)));
+    Value minTps = select(ule(ctas, c(config::kAttentionFewCtas)), c(1), c(2));
     Value wanted =
-        select(crowded, c(1),
-               minU(minU(rounded, tiles), c(config::kAttentionMaxSplits)));
+        arith::MaxUIOp::create(rw, loc, c(1),
+                               minU(minU(ceilDiv(tiles, minTps), bound),
+                                    c(config::kAttentionMaxSplits)));
+    wanted = select(ule(tiles, c(2)), c(1), wanted);
     Value splits = ceilDiv(tiles, ceilDiv(tiles, wanted));
     Value rows = mul(gridX, tDim);
     Value split =

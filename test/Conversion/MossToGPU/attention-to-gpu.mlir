@@ -96,7 +96,21 @@
 // CHECK: %[[ROWS:.*]] = arith.muli %[[WARPS]], %c16
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %[[ROWS]]
 // CHECK: %[[TILES:.*]] = arith.ceildivui %[[S]], %c64
-// CHECK: %[[TPS:.*]] = arith.ceildivui %[[TILES]], %{{.*}}
+// Splits: 1 for <= 2 tiles, else max(1, min(ceil(tiles / minTps),
+// slots / (2 ctas), 16)) with minTps = 1 for <= 32 CTAs, else 2.
+// CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
+// CHECK: %[[CTAS:.*]] = arith.muli %[[GX]], %[[GY]]
+// CHECK: %[[CTAS2:.*]] = arith.muli %[[CTAS]], %c2
+// CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTAS2]]
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[CTAS]], %c32
+// CHECK: %[[MINTPS:.*]] = arith.select %[[FEW]]
+// CHECK: %[[BYTILES:.*]] = arith.ceildivui %[[TILES]], %[[MINTPS]]
+// CHECK: %[[CAP1:.*]] = arith.minui %[[BYTILES]], %[[BOUND]]
+// CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %c16
+// CHECK: %[[ATLEAST1:.*]] = arith.maxui %{{.*}}, %[[CAP2]]
+// CHECK: %[[TWO:.*]] = arith.cmpi ule, %[[TILES]], %c2
+// CHECK: %[[WANTED:.*]] = arith.select %[[TWO]], %{{.*}}, %[[ATLEAST1]]
+// CHECK: %[[TPS:.*]] = arith.ceildivui %[[TILES]], %[[WANTED]]
 // CHECK: %[[NSPLIT:.*]] = arith.ceildivui %[[TILES]], %[[TPS]]
 // CHECK: %[[SPLIT:.*]] = arith.cmpi ugt, %[[NSPLIT]], %c1{{.*}} : index
 // CHECK: %[[PARTIALS:.*]] = arith.muli %{{.*}}, %c66
