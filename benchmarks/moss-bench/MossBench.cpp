@@ -15,6 +15,7 @@
 #include "AttentionBench.h"
 #include "BenchSupport.h"
 #include "CublasAnchor.h"
+#include "GemmMeasure.h"
 
 #include "moss/Config/FileUtil.h"
 #include "moss/Config/Whitelist.h"
@@ -40,7 +41,6 @@ using namespace moss::bench;
 namespace {
 
 constexpr double kTolerance = 0.004;
-constexpr int kMinColdCopies = 24;
 
 struct Options {
   std::string kernelsDir, whitelist, jsonPath, commit;
@@ -51,16 +51,7 @@ struct Options {
   std::vector<std::array<int64_t, 4>> attentionCases;
 };
 
-struct Case {
-  int64_t m, n, k;
-  int mode;
-};
-
-/// One variant's timing and check; us < 0 when it did not run.
-struct Measurement {
-  double hotUs = -1, coldUs = -1, relL2 = -1;
-  std::string error;
-};
+using Case = GemmCase;
 
 struct Result {
   Case c;
@@ -177,92 +168,6 @@ bool parseArgs(int argc, char **argv, Options &o) {
   return true;
 }
 
-/// Device copies of one case's data: `copies` identical weight copies.
-struct CaseData {
-  Case c;
-  int copies;
-  size_t weightStride; ///< Bytes between copies (256-byte aligned).
-  std::vector<uint16_t> x, w, scale, res;
-  DeviceBuffer dx, dw, dscale, dres, dout;
-  std::vector<double> ref, refPlain;
-
-  CaseData(const Case &c, int copies, std::mt19937_64 &rng)
-      : c(c), copies(copies), weightStride((c.n * c.k * 2 + 255) / 256 * 256),
-        dx(c.m * c.k * 2), dw(weightStride * copies), dscale(c.n * 2),
-        dres(c.m * c.n * 2), dout(c.m * c.n * 2) {
-    double range = 2.0 / std::sqrt(static_cast<double>(c.k));
-    x = randomBf16(c.m * c.k, -1, 1, rng);
-    w = randomBf16(c.n * c.k, -range, range, rng);
-    scale = randomBf16(c.n, -0.5, 0.5, rng);
-    res = randomBf16(c.m * c.n, -2, 2, rng);
-  }
-
-  bool upload() {
-    if (!dx.ok() || !dw.ok() || !dscale.ok() || !dres.ok() || !dout.ok())
-      return false;
-    cudaMemcpy(dx.get(), x.data(), x.size() * 2, cudaMemcpyHostToDevice);
-    cudaMemcpy(dscale.get(), scale.data(), scale.size() * 2,
-               cudaMemcpyHostToDevice);
-    cudaMemcpy(dres.get(), res.data(), res.size() * 2, cudaMemcpyHostToDevice);
-    for (int i = 0; i < copies; ++i)
-      cudaMemcpy(weight(i), w.data(), w.size() * 2, cudaMemcpyHostToDevice);
-    ref = referenceOutput(x, w, scale, res, c.m, c.n, c.k, c.mode);
-    refPlain =
-        c.mode == 0 ? ref : referenceOutput(x, w, scale, res, c.m, c.n, c.k, 0);
-    return cudaDeviceSynchronize() == cudaSuccess;
-  }
-
-  void *weight(int copy) const {
-    return static_cast<char *>(dw.get()) + weightStride * copy;
-  }
-
-  std::vector<uint16_t> output() const {
-    std::vector<uint16_t> out(c.m * c.n);
-    cudaMemcpy(out.data(), dout.get(), out.size() * 2, cudaMemcpyDeviceToHost);
-    return out;
-  }
-
-  void poisonOutput() {
-    std::vector<uint16_t> nan(c.m * c.n, 0x7FC0);
-    cudaMemcpy(dout.get(), nan.data(), nan.size() * 2, cudaMemcpyHostToDevice);
-  }
-};
-
-/// Checks then times one variant; `call` enqueues it with weight copy i.
-/// One stream for the whole run: the runtime binds a workspace slot to each
-/// stream it sees, so a stream per measurement would use them all up.
-Measurement measure(
-    CaseData &data, const Options &o, bool plainReference, cudaStream_t stream,
-    const std::function<bool(int copy, cudaStream_t, std::string &)> &call) {
-  Measurement m;
-  data.poisonOutput();
-  if (!call(0, stream, m.error))
-    return m;
-  cudaStreamSynchronize(stream);
-  m.relL2 =
-      relativeL2(data.output(), plainReference ? data.refPlain : data.ref);
-  int perGraph = o.protocol.callsPerGraph;
-  auto enqueue = [&](int graph, int index, cudaStream_t s, int copies) {
-    return call((graph * perGraph + index) % copies, s, m.error);
-  };
-  std::string err;
-  m.hotUs = timePerCallUs(
-      stream, o.protocol, 1,
-      [&](int g, int i, cudaStream_t s) { return enqueue(g, i, s, 1); }, err);
-  if (o.cold) {
-    int graphs = (data.copies + perGraph - 1) / perGraph;
-    m.coldUs = timePerCallUs(
-        stream, o.protocol, graphs,
-        [&](int g, int i, cudaStream_t s) {
-          return enqueue(g, i, s, data.copies);
-        },
-        err);
-  }
-  if (m.error.empty())
-    m.error = err;
-  return m;
-}
-
 std::string jsonMeasurement(const Measurement &m) {
   return "{\"hot_us\": " + jsonNumber(m.hotUs) +
          ", \"cold_us\": " + jsonNumber(m.coldUs) +
@@ -347,13 +252,8 @@ int main(int argc, char **argv) {
               "M,N,K,mode", "gen", "generated hot/cold", "fallback hot/cold",
               "cuBLASLt hot/cold", "err gen", "err fb", "err cublas");
   for (const Case &c : cases) {
-    size_t weightBytes = c.n * c.k * 2;
-    int copies = 1;
-    if (o.cold)
-      copies = std::max<int>(
-          kMinColdCopies,
-          static_cast<int>(2 * (size_t)prop.l2CacheSize / weightBytes) + 1);
-    CaseData data(c, copies, rng);
+    int copies = o.cold ? coldWeightCopies(c, prop.l2CacheSize) : 1;
+    GemmCaseData data(c, copies, rng);
     Result r;
     r.c = c;
     if (!data.upload()) {
@@ -375,14 +275,17 @@ int main(int argc, char **argv) {
     r.selected =
         generated && moss_gemm_is_selected(generated, c.m, c.n, c.k, ep);
     if (r.selected)
-      r.generated = measure(data, o, false, stream, viaRuntime(generated));
-    r.fallback = measure(data, o, false, stream, viaRuntime(fallback));
+      r.generated = measureGemm(data, o.protocol, o.cold, false, stream,
+                                viaRuntime(generated));
+    r.fallback = measureGemm(data, o.protocol, o.cold, false, stream,
+                             viaRuntime(fallback));
     if (anchor.plan(c.m, c.n, c.k, r.anchor.error))
-      r.anchor = measure(data, o, true, stream,
-                         [&](int copy, cudaStream_t s, std::string &e) {
-                           return anchor.run(data.dx.get(), data.weight(copy),
-                                             data.dout.get(), s, e);
-                         });
+      r.anchor =
+          measureGemm(data, o.protocol, o.cold, true, stream,
+                      [&](int copy, cudaStream_t s, std::string &e) {
+                        return anchor.run(data.dx.get(), data.weight(copy),
+                                          data.dout.get(), s, e);
+                      });
     char key[64];
     std::snprintf(key, sizeof(key), "%lld,%lld,%lld,%d", (long long)c.m,
                   (long long)c.n, (long long)c.k, c.mode);

@@ -1,12 +1,16 @@
 //===- moss-aot.cpp - ahead-of-time build of the moss kernels -------------===//
 //
 //   moss-aot --whitelist PATH [--chip sm_90a] [--out kernels_generated]
+//   moss-aot --candidates SHAPES --out DIR [--tile-bm 8,16 ...]
 //
 // Builds a cubin (and keeps its PTX) for every whitelist entry and writes
-// manifest.json with a cache key over the whitelist's bytes.
+// manifest.json with a cache key over the whitelist's bytes. With
+// --candidates, builds every legal tile of the given keys for moss-tune
+// (moss/Config/CandidateSet.h).
 //
 //===----------------------------------------------------------------------===//
 #include "AotBuild.h"
+#include "CandidatesBuild.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -29,6 +33,42 @@ static cl::opt<std::string>
     cudaPath("cuda-path", cl::desc("CUDA toolkit (ptxas, libdevice)"),
              cl::init(MOSS_DEFAULT_CUDA_PATH));
 static cl::opt<bool> force("force", cl::desc("Rebuild even when up to date"));
+static cl::opt<std::string> candidates(
+    "candidates",
+    cl::desc("Build the tile candidates of these \"M,N,K,mode\" keys (a file "
+             "of keys, or the keys separated by spaces or ';') for moss-tune"),
+    cl::value_desc("shapes"));
+static cl::list<int64_t> tileBm("tile-bm", cl::CommaSeparated,
+                                cl::desc("Candidate bm values"));
+static cl::list<int64_t> tileBn("tile-bn", cl::CommaSeparated,
+                                cl::desc("Candidate bn values"));
+static cl::list<int64_t> tileBk("tile-bk", cl::CommaSeparated,
+                                cl::desc("Candidate bk values"));
+static cl::list<int64_t> tileSplit("tile-split", cl::CommaSeparated,
+                                   cl::desc("Candidate split values"));
+
+/// --candidates: the tile space is the default one unless narrowed.
+static int runCandidates() {
+  moss::aot::CandidatesOptions options;
+  options.shapes = candidates;
+  options.outDir = outDir;
+  options.chip = chip;
+  options.cudaPath = cudaPath;
+  auto narrow = [](const cl::list<int64_t> &given, std::vector<int64_t> &to) {
+    if (!given.empty())
+      to.assign(given.begin(), given.end());
+  };
+  narrow(tileBm, options.space.bm);
+  narrow(tileBn, options.space.bn);
+  narrow(tileBk, options.space.bk);
+  narrow(tileSplit, options.space.split);
+  std::string err;
+  if (!moss::aot::runCandidatesBuild(options, llvm::outs(), err)) {
+    llvm::errs() << "moss-aot: error: " << err << "\n";
+    return 1;
+  }
+  return 0;
+}
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -38,6 +78,25 @@ int main(int argc, char **argv) {
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
+
+  if (candidates.getNumOccurrences()) {
+    if (whitelistPath.getNumOccurrences()) {
+      llvm::errs() << "moss-aot: --candidates and --whitelist exclude each "
+                      "other\n";
+      return 2;
+    }
+    if (!outDir.getNumOccurrences()) {
+      llvm::errs() << "moss-aot: --candidates needs --out DIR (a candidates "
+                      "folder, not kernels_generated)\n";
+      return 2;
+    }
+    return runCandidates();
+  }
+  if (tileBm.getNumOccurrences() || tileBn.getNumOccurrences() ||
+      tileBk.getNumOccurrences() || tileSplit.getNumOccurrences()) {
+    llvm::errs() << "moss-aot: --tile-* options narrow --candidates only\n";
+    return 2;
+  }
 
   moss::aot::AotOptions options;
   options.whitelistPath = whitelistPath;

@@ -1,0 +1,253 @@
+//===- AotSteps.cpp - Steps shared by the whitelist and candidate builds --===//
+#include "AotSteps.h"
+#include "KernelModules.h"
+
+#include "moss/AOT/PtxasReport.h"
+#include "moss/Config/AttentionLaunch.h"
+#include "moss/Config/FileUtil.h"
+#include "moss/Config/Sha256.h"
+#include "moss/InitMoss.h"
+#include "moss/Version.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <map>
+#include <tuple>
+#include <unistd.h>
+
+using namespace moss;
+using namespace moss::aot;
+
+namespace {
+constexpr const char *kPtxasFlags = "-O3 -v";
+
+/// Runs ptxas on `ptxPath`, writing `cubinPath`; returns its -v report.
+bool runPtxas(const std::string &ptxas, const std::string &chip,
+              const std::string &ptxPath, const std::string &cubinPath,
+              const std::string &reportPath, std::string &report,
+              std::string &err) {
+  // Keep in step with kPtxasFlags, which enters the cache key.
+  std::string arch = "-arch=" + chip;
+  llvm::SmallVector<llvm::StringRef> args = {ptxas,   arch, "-O3",    "-v",
+                                             ptxPath, "-o", cubinPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, reportPath,
+                                                reportPath};
+  std::string execErr;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/600, 0, &execErr);
+  config::readFile(reportPath, report, err);
+  if (rc != 0) {
+    err = "ptxas failed on " + ptxPath + " (exit " + std::to_string(rc) +
+          (execErr.empty() ? "" : ", " + execErr) + "):\n" + report;
+    return false;
+  }
+  return true;
+}
+
+/// The manifest entry of `symbol` from a ptxas report. Returns Spills when
+/// the function spills (it needs more registers than it may use).
+KernelBuildResult
+functionRecord(const std::map<std::string, config::KernelResources> &report,
+               const std::string &symbol, const std::string &role,
+               config::KernelGrid grid, int64_t threads,
+               config::KernelFunctionRecord &out, std::string &err) {
+  auto it = report.find(symbol);
+  if (it == report.end()) {
+    err = "ptxas reported nothing for " + symbol;
+    return KernelBuildResult::Failed;
+  }
+  if (it->second.spillStoreBytes || it->second.spillLoadBytes) {
+    err = symbol + " spills (" + std::to_string(it->second.spillStoreBytes) +
+          " bytes stores, " + std::to_string(it->second.spillLoadBytes) +
+          " bytes loads): it needs more registers than it may use";
+    return KernelBuildResult::Spills;
+  }
+  out.symbol = symbol;
+  out.role = role;
+  out.grid = grid;
+  out.block = {threads, 1, 1};
+  out.resources = it->second;
+  return KernelBuildResult::Built;
+}
+
+/// Compiles `module` to PTX and a cubin named `name` in `staging` and parses
+/// ptxas's report.
+bool compileModule(mlir::ModuleOp module, const BuildEnv &env,
+                   const std::string &staging, const std::string &name,
+                   std::string &ptxPath, std::string &cubinPath,
+                   std::map<std::string, config::KernelResources> &resources,
+                   std::string &err) {
+  std::string ptx, report;
+  ptxPath = joinPath(staging, name + ".ptx");
+  cubinPath = joinPath(staging, name + ".cubin");
+  return compileToPtx(module, env.pipelineOptions, ptx, err) &&
+         config::writeFileAtomic(ptxPath, ptx, err) &&
+         runPtxas(env.ptxas, env.chip, ptxPath, cubinPath,
+                  joinPath(staging, name + ".ptxas.txt"), report, err) &&
+         parsePtxasReport(report, resources, err);
+}
+} // namespace
+
+std::string aot::joinPath(llvm::StringRef dir, llvm::StringRef name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+bool aot::moveInto(const std::string &from, const std::string &to,
+                   std::string &err) {
+  if (std::error_code ec = llvm::sys::fs::rename(from, to)) {
+    err = "cannot move " + from + " to " + to + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+bool aot::makeStagingDir(const std::string &dir, std::string &staging,
+                         std::string &err) {
+  staging = joinPath(dir, ".staging-" + std::to_string(::getpid()));
+  llvm::sys::fs::remove_directories(staging);
+  if (std::error_code ec = llvm::sys::fs::create_directories(staging)) {
+    err = "cannot create " + staging + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+bool aot::prepareBuildEnv(const std::string &chip, const std::string &cudaPath,
+                          BuildEnv &env, std::string &err) {
+  env.chip = chip;
+  env.pipelineOptions.chip = chip;
+  env.pipelineOptions.format = "isa";
+  env.pipelineOptions.cudaPath = cudaPath;
+  env.ptxas = joinPath(cudaPath, "bin/ptxas");
+  if (!llvm::sys::fs::can_execute(env.ptxas)) {
+    err = "ptxas not found at " + env.ptxas + " (pass --cuda-path)";
+    return false;
+  }
+  if (!llvm::sys::fs::exists(libdevicePath(cudaPath))) {
+    err = "libdevice not found at " + libdevicePath(cudaPath) +
+          " (pass --cuda-path)";
+    return false;
+  }
+  // The compiler's own digest is part of the pipeline (and so of the cache
+  // key): a rebuilt moss-aot with the same version string and a changed
+  // kernel generator must not call the old kernels up to date.
+  std::string self = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  std::string selfSha;
+  if (self.empty() || !config::sha256File(self, selfSha, err)) {
+    err = "cannot hash the moss-aot executable " + self + ": " + err;
+    return false;
+  }
+  env.pipeline = describeMossToCubinPipeline(env.pipelineOptions) +
+                 " | ptxas -arch=" + chip + " " + kPtxasFlags +
+                 " | moss-aot sha256 " + selfSha.substr(0, 16);
+  return true;
+}
+
+std::unique_ptr<mlir::MLIRContext> aot::makeBuildContext() {
+  mlir::DialectRegistry registry;
+  registerMossDialects(registry);
+  auto ctx = std::make_unique<mlir::MLIRContext>(registry);
+  ctx->disableMultithreading(); // ptxas runs beside it; keep the cores free.
+  return ctx;
+}
+
+std::vector<KernelGroup> aot::groupEntries(const config::Whitelist &whitelist) {
+  std::vector<KernelGroup> groups;
+  std::map<
+      std::tuple<int64_t, int64_t, int, int64_t, int64_t, int64_t, int64_t>,
+      size_t>
+      index;
+  for (const config::WhitelistEntry &e : whitelist.entries()) {
+    auto id = std::make_tuple(e.key.n, e.key.k, e.key.mode, e.tile.bm,
+                              e.tile.bn, e.tile.bk, e.tile.split);
+    auto [it, inserted] = index.emplace(id, groups.size());
+    if (inserted)
+      groups.push_back({e.key.n, e.key.k, e.key.mode, e.tile, {}});
+    groups[it->second].keys.push_back(e.keyText);
+  }
+  return groups;
+}
+
+config::Manifest aot::newManifest(const BuildEnv &env,
+                                  std::string_view whitelistBytes) {
+  config::Manifest manifest;
+  manifest.mossVersion = MOSS_VERSION;
+  manifest.chip = env.chip;
+  manifest.pipeline = env.pipeline;
+  manifest.whitelistSha256 = config::sha256Hex(whitelistBytes);
+  manifest.cacheKey = config::computeCacheKey(whitelistBytes, MOSS_VERSION,
+                                              env.chip, env.pipeline);
+  return manifest;
+}
+
+KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
+                                       const BuildEnv &env,
+                                       const std::string &staging,
+                                       const KernelGroup &group,
+                                       StagedKernel &out, std::string &err) {
+  std::string name =
+      config::gemmKernelName(group.n, group.k, group.mode, group.tile);
+  config::GemmLaunch launch;
+  if (!config::deriveGemmLaunch(group.n, group.k, group.tile, launch, err))
+    return KernelBuildResult::Failed;
+
+  auto module =
+      buildLinearEntryModule(ctx, group.n, group.k, group.mode, group.tile);
+  std::map<std::string, config::KernelResources> resources;
+  if (!compileModule(*module, env, staging, name, out.stagedPtx,
+                     out.stagedCubin, resources, err))
+    return KernelBuildResult::Failed;
+
+  config::GemmKernelRecord &record = out.record;
+  record.name = name;
+  record.keys = group.keys;
+  record.n = group.n;
+  record.k = group.k;
+  record.epilogue = group.mode;
+  record.tile = group.tile;
+  record.chip = env.chip;
+  if (!config::sha256File(out.stagedCubin, record.cubinSha256, err))
+    return KernelBuildResult::Failed;
+  // Content-addressed names: a new build never overwrites a file that the
+  // current manifest names with different bytes.
+  std::string stem = name + "." + record.cubinSha256.substr(0, 12);
+  record.cubin = stem + ".cubin";
+  record.ptx = stem + ".ptx";
+  record.workspaceBytesPerRow = launch.workspaceBytesPerRow;
+  record.workspaceFixedBytes = launch.workspaceFixedBytes;
+  record.functions.resize(1);
+  return functionRecord(resources, name, "main",
+                        {launch.gridX, launch.gridYPerM, launch.gridZ},
+                        launch.threads, record.functions[0], err);
+}
+
+bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
+                               const std::string &staging,
+                               config::AttentionKernelRecord &record,
+                               std::string &ptxPath, std::string &cubinPath,
+                               std::string &err) {
+  const std::string name = config::kAttentionKernelName;
+  auto module = buildAttentionEntryModule(ctx);
+  std::map<std::string, config::KernelResources> resources;
+  if (!compileModule(*module, env, staging, name, ptxPath, cubinPath, resources,
+                     err))
+    return false;
+  record.name = name;
+  record.chip = env.chip;
+  if (!config::sha256File(cubinPath, record.cubinSha256, err))
+    return false;
+  std::string stem = name + "." + record.cubinSha256.substr(0, 12);
+  record.cubin = stem + ".cubin";
+  record.ptx = stem + ".ptx";
+  record.args = config::attentionKernelArgNames();
+  record.params = config::attentionKernelParams();
+  record.functions.resize(1);
+  return functionRecord(resources, name, "main", {1, 1, 1},
+                        32 * config::kAttentionMaxWarps, record.functions[0],
+                        err) == KernelBuildResult::Built;
+}

@@ -1,0 +1,96 @@
+//===- AotSteps.h - Steps shared by the whitelist and candidate builds -*- C++
+//-*-===//
+//
+// The pieces of an AOT build that do not depend on where the kernel list comes
+// from: checking the toolkit and naming the pipeline (which enters the cache
+// key), compiling one GEMM kernel group to PTX and a cubin with its manifest
+// record, and moving staged files into place.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOSS_TOOLS_MOSSAOT_AOTSTEPS_H
+#define MOSS_TOOLS_MOSSAOT_AOTSTEPS_H
+
+#include "moss/Config/Manifest.h"
+#include "moss/Config/Whitelist.h"
+#include "moss/Pipeline/MossToCubin.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace moss::aot {
+
+/// Toolkit, pipeline options and the pipeline string of one build.
+struct BuildEnv {
+  MossToCubinOptions pipelineOptions;
+  std::string ptxas;
+  std::string chip;
+  /// Pipeline description + ptxas flags + moss-aot's own digest: the
+  /// manifest's "pipeline" and an input of the cache key.
+  std::string pipeline;
+};
+
+/// Checks ptxas and libdevice under `cudaPath`, hashes this executable and
+/// fills `env`. Errors name the missing file.
+bool prepareBuildEnv(const std::string &chip, const std::string &cudaPath,
+                     BuildEnv &env, std::string &err);
+
+/// A fresh context with the moss dialects, single-threaded (ptxas runs beside
+/// it; keep the cores free).
+std::unique_ptr<mlir::MLIRContext> makeBuildContext();
+
+/// Whitelist entries that share N, K, mode and tile share one kernel.
+struct KernelGroup {
+  int64_t n = 0, k = 0;
+  int mode = 0;
+  config::GemmTile tile;
+  std::vector<std::string> keys;
+};
+
+/// Groups entries in file order of their first key.
+std::vector<KernelGroup> groupEntries(const config::Whitelist &whitelist);
+
+/// A compiled kernel waiting in the staging folder.
+struct StagedKernel {
+  config::GemmKernelRecord record; ///< cubin/ptx: final (content) names.
+  std::string stagedCubin, stagedPtx;
+};
+
+enum class KernelBuildResult {
+  Built,
+  Spills, ///< ptxas spilled registers: the tile cannot be used (err says why).
+  Failed,
+};
+
+/// Compiles `group` (pipeline + ptxas -v) into `staging` and describes it in
+/// `out`. A kernel that spills is reported as Spills, never built.
+KernelBuildResult buildGemmKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
+                                  const std::string &staging,
+                                  const KernelGroup &group, StagedKernel &out,
+                                  std::string &err);
+
+/// Builds the attention kernel into `staging` (every whitelist build has it).
+bool buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
+                          const std::string &staging,
+                          config::AttentionKernelRecord &record,
+                          std::string &ptxPath, std::string &cubinPath,
+                          std::string &err);
+
+/// A manifest header for kernels built from `whitelistBytes` in `env`.
+config::Manifest newManifest(const BuildEnv &env,
+                             std::string_view whitelistBytes);
+
+std::string joinPath(llvm::StringRef dir, llvm::StringRef name);
+
+/// Renames `from` to `to` (one file system).
+bool moveInto(const std::string &from, const std::string &to, std::string &err);
+
+/// A fresh, empty "<dir>/.staging-<pid>" folder.
+bool makeStagingDir(const std::string &dir, std::string &staging,
+                    std::string &err);
+
+} // namespace moss::aot
+
+#endif // MOSS_TOOLS_MOSSAOT_AOTSTEPS_H
