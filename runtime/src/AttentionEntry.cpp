@@ -153,8 +153,12 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   const moss_attention_args &a = c.a;
   config::AttentionLaunch launch;
   std::string err;
+  // A forced split count (MOSS_ATTENTION_SPLITS) the kernel cannot serve
+  // (more row blocks than counters) runs in one pass, like a missing slot.
   if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, forcedSplits, launch,
-                                     err))
+                                     err) &&
+      (forcedSplits == 0 ||
+       !config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1, launch, err)))
     return invalidArgument(err);
   void *workspace = nullptr;
   if (launch.splits > 1) {

@@ -24,18 +24,20 @@
  *
  * Workspace (cuBLASLt workspace, split-K partial sums sized for the largest
  * M of each whitelist key, and, when the manifest lists the attention kernel,
- * the split-KV partials of attention: the most the launch rule can ask for,
- * about 6 MB, whatever B, H, T and S) is reserved per context at setup,
- * in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment variable read at create,
- * default 4, 1..64). A stream gets a slot of its own the first time it is
- * used; calls on streams that came after all slots were taken run without
- * workspace (cuBLASLt without workspace; split-K kernels fall back;
- * attention runs in one pass over the keys, splits = 1), which is slower but
- * never races. Bindings last as long as the runtime, so reuse a
- * few streams rather than creating one per call. A CUDA graph captured on
- * stream S uses S's slot:
- * do not replay it concurrently with other work that uses S's slot (calls on
- * S, or replays of other graphs captured on S).
+ * the split-KV counters and partials of attention: the most the launch rule
+ * can ask for, about 3.4 MB, whatever B, H, T and S) is reserved and zeroed
+ * per context at setup, in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment
+ * variable read at create, default 4, 1..64). MOSS_ATTENTION_SPLITS (1..16,
+ * read at create) forces the split-KV count of every attention call instead
+ * of the launch rule: a tuning knob for measuring the rule, not a serving
+ * setting (a forced split the workspace cannot hold runs in one pass). A stream
+ *gets a slot of its own the first time it is used; calls on streams that came
+ *after all slots were taken run without workspace (cuBLASLt without workspace;
+ *split-K kernels fall back; attention runs in one pass over the keys, splits =
+ *1), which is slower but never races. Bindings last as long as the runtime, so
+ *reuse a few streams rather than creating one per call. A CUDA graph captured
+ *on stream S uses S's slot: do not replay it concurrently with other work that
+ *uses S's slot (calls on S, or replays of other graphs captured on S).
  *
  * Thread safety: every function may be called concurrently from several
  * threads on one runtime, except moss_runtime_destroy, which must not race
