@@ -24,9 +24,10 @@
 // low bit is moved up so that 16-byte accesses of keys g, g+1 at chunks 0..3
 // would also be conflict-free.)
 //
-// Online softmax in FP32 and base 2: x = s * scale * log2(e), masked -> -inf;
-// per row m = running max rounded up to an integer (every rescale is then an
-// exact power of two), l = running sum (lane partials, summed over the quad
+// Online softmax in FP32 and base 2: c = scale * log2(e), masked s -> -inf;
+// per row m = running max of s * c rounded up to an integer (every rescale is
+// then an exact power of two), p = ex2.approx.ftz(fma(s, c, -m)), l = running
+// sum (lane partials, summed over the quad
 // at the end). A key tile that is fully masked for a row changes
 // nothing: m stays, alpha = 1 by select (not by exp2(0)), p = exp2(-inf) = 0,
 // and P·V adds exact zeros. That makes `skip_empty_tiles` (a CTA-wide OR of
@@ -34,10 +35,15 @@
 // an allowed key keep m = -inf, l = 0, acc = 0 and are written as 0 (1/l is
 // guarded; exp2 never sees -inf - -inf).
 //
+// Mask. The bits of the tile two ahead are packed at the end of each trip:
+// its L1 lines are prefetched before the compute and its bytes loaded after
+// it, so they do not occupy 32 registers across the compute.
+//
 // Split-KV. Split z of gridDim.z walks key tiles [z*tps, min(tiles,
 // (z+1)*tps)) and, when splits > 1, writes (acc[64], m, l) in FP32 to the
-// workspace; the combine kernel merges the splits in order z = 0, 1, ... and
-// writes the output.
+// workspace, fences, and bumps its (b, h, row block) counter; the CTA that
+// bumps last merges the splits in order z = 0, 1, ..., writes the output and
+// resets the counter (docs/kernel-abi.md, ABI version 2).
 //
 //===----------------------------------------------------------------------===//
 
