@@ -161,9 +161,23 @@ std::string serializeCandidateList(const CandidateList &list) {
 
 bool parseCandidateList(std::string_view bytes, const std::string &fileName,
                         CandidateList &out, std::string &err) {
+  // nlohmann's object sorts its keys and keeps only the last of duplicates:
+  // record the keys of the "keys" object (depth 2 below the top-level key
+  // "keys") in file order, as the parser sees them.
+  std::vector<std::string> keyOrder;
+  std::string topLevelKey;
+  json::parser_callback_t recordKeys = [&](int depth, json::parse_event_t event,
+                                           json &parsed) {
+    if (event == json::parse_event_t::key && depth == 1)
+      topLevelKey = parsed.get<std::string>();
+    else if (event == json::parse_event_t::key && depth == 2 &&
+             topLevelKey == "keys")
+      keyOrder.push_back(parsed.get<std::string>());
+    return true;
+  };
   json document;
   std::string reason;
-  if (!detail::parseJson(bytes, document, reason)) {
+  if (!detail::parseJson(bytes, document, reason, recordKeys)) {
     err = fileName + ": " + reason;
     return false;
   }
@@ -190,7 +204,15 @@ bool parseCandidateList(std::string_view bytes, const std::string &fileName,
       rounds.insert(name);
       list.rounds.push_back(name);
     }
-    for (const auto &[keyText, candidates] : document.at("keys").items()) {
+    const json &keys = document.at("keys");
+    if (!keys.is_object())
+      return fail("\"keys\" is not an object");
+    std::set<std::string> seenKeys;
+    for (const std::string &keyText : keyOrder)
+      if (!seenKeys.insert(keyText).second)
+        return fail("key " + quoteForMessage(keyText) + " is listed twice");
+    for (const std::string &keyText : keyOrder) {
+      const json &candidates = keys.at(keyText);
       CandidateKey entry;
       entry.keyText = keyText;
       std::string where = "key " + quoteForMessage(keyText) + ": ";
@@ -235,6 +257,12 @@ bool readCandidateList(const std::string &dir, CandidateList &out,
   std::string path = dir + "/" + kCandidatesFileName, bytes;
   return readFile(path, bytes, err) &&
          parseCandidateList(bytes, path, out, err);
+}
+
+bool writeCandidateList(const std::string &dir, const CandidateList &list,
+                        std::string &err) {
+  return writeFileAtomic(dir + "/" + kCandidatesFileName,
+                         serializeCandidateList(list), err);
 }
 
 } // namespace moss::config

@@ -93,14 +93,20 @@ struct CandidateList {
 /// Pretty-printed JSON of `list` (see the top of this file).
 std::string serializeCandidateList(const CandidateList &list);
 
-/// Parses and validates candidates.json: format version, keys, legal tiles,
-/// plain round names listed in "rounds". Errors name the file and the key.
+/// Parses and validates candidates.json: format version, keys (kept in file
+/// order, none listed twice), legal tiles, plain round names listed in
+/// "rounds". Errors name the file and the key.
 bool parseCandidateList(std::string_view bytes, const std::string &fileName,
                         CandidateList &out, std::string &err);
 
 /// Reads "<dir>/candidates.json".
 bool readCandidateList(const std::string &dir, CandidateList &out,
                        std::string &err);
+
+/// Writes "<dir>/candidates.json" atomically (writeFileAtomic): a failed
+/// write leaves the previous file as it was.
+bool writeCandidateList(const std::string &dir, const CandidateList &list,
+                        std::string &err);
 
 } // namespace moss::config
 
