@@ -13,6 +13,7 @@
 
 #include "AttentionBench.h"
 #include "BhtdToBthd.h"
+#include "TextCells.h"
 #include "moss/Support/HostAttentionReference.h"
 
 #include "moss/Config/AttentionLaunch.h"
@@ -89,14 +90,6 @@ struct HostCase {
                                      1.0 / std::sqrt(double(D))});
   }
 };
-
-std::string cell(double v, const char *format = "%.2f") {
-  if (v < 0)
-    return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), format, v);
-  return buf;
-}
 
 std::vector<uint16_t> downloadBf16(const void *device, size_t n) {
   std::vector<uint16_t> out(n);
@@ -230,9 +223,11 @@ int runAttentionBench(const AttentionBenchOptions &o) {
         "%4lld %4lld %4lld %3lld | %6lld | %8s %8s %10s | %8s | %-8s "
         "%-8s%s\n",
         (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
-        (long long)r.splits, cell(r.bthd).c_str(), cell(r.bhtd).c_str(),
-        cell(r.bhtdCopy).c_str(), cell(r.upstream, "%.1f").c_str(),
-        cell(r.errBthd, "%.1e").c_str(), cell(r.errBhtdCopy, "%.1e").c_str(),
+        (long long)r.splits, formatMeasured(r.bthd).c_str(),
+        formatMeasured(r.bhtd).c_str(), formatMeasured(r.bhtdCopy).c_str(),
+        formatMeasured(r.upstream, "%.1f").c_str(),
+        formatMeasured(r.errBthd, "%.1e").c_str(),
+        formatMeasured(r.errBhtdCopy, "%.1e").c_str(),
         r.upstream > 0 && r.bthd > r.upstream ? "  (slower than upstream)"
                                               : "");
     if (!r.error.empty())

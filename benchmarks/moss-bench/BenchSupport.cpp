@@ -67,11 +67,7 @@ std::string jsonString(const std::string &text) {
 }
 
 std::string jsonNumber(double v) {
-  if (v < 0 || !std::isfinite(v))
-    return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
+  return std::isfinite(v) ? formatMeasured(v, "%.4g", "null") : "null";
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) {

@@ -4,6 +4,8 @@
 #ifndef MOSS_BENCH_BENCHSUPPORT_H
 #define MOSS_BENCH_BENCHSUPPORT_H
 
+#include "TextCells.h"
+
 #include "moss/Support/HostBf16.h"
 #include <cuda_runtime_api.h>
 

@@ -16,6 +16,7 @@
 #include "BenchSupport.h"
 #include "CublasAnchor.h"
 #include "GemmMeasure.h"
+#include "TextCells.h"
 
 #include "moss/Config/FileUtil.h"
 #include "moss/Config/Whitelist.h"
@@ -176,20 +177,9 @@ std::string jsonMeasurement(const Measurement &m) {
          "}";
 }
 
-std::string cell(double us) {
-  char buf[16];
-  if (us < 0)
-    return "-";
-  std::snprintf(buf, sizeof(buf), "%.2f", us);
-  return buf;
-}
-
+/// Relative L2 of a table cell, "!" when over the tolerance.
 std::string errCell(double rel) {
-  char buf[16];
-  if (rel < 0)
-    return "-";
-  std::snprintf(buf, sizeof(buf), "%.1e%s", rel, rel < kTolerance ? "" : "!");
-  return buf;
+  return formatMeasured(rel, "%.1e") + (rel < kTolerance ? "" : "!");
 }
 
 } // namespace
@@ -291,11 +281,14 @@ int main(int argc, char **argv) {
                   (long long)c.n, (long long)c.k, c.mode);
     std::printf(
         "%-20s %-4s | %8s %8s | %8s %8s | %8s %8s | %-9s %-9s %-9s\n", key,
-        r.selected ? "yes" : "no", cell(r.generated.hotUs).c_str(),
-        cell(r.generated.coldUs).c_str(), cell(r.fallback.hotUs).c_str(),
-        cell(r.fallback.coldUs).c_str(), cell(r.anchor.hotUs).c_str(),
-        cell(r.anchor.coldUs).c_str(), errCell(r.generated.relL2).c_str(),
-        errCell(r.fallback.relL2).c_str(), errCell(r.anchor.relL2).c_str());
+        r.selected ? "yes" : "no", formatMeasured(r.generated.hotUs).c_str(),
+        formatMeasured(r.generated.coldUs).c_str(),
+        formatMeasured(r.fallback.hotUs).c_str(),
+        formatMeasured(r.fallback.coldUs).c_str(),
+        formatMeasured(r.anchor.hotUs).c_str(),
+        formatMeasured(r.anchor.coldUs).c_str(),
+        errCell(r.generated.relL2).c_str(), errCell(r.fallback.relL2).c_str(),
+        errCell(r.anchor.relL2).c_str());
     for (const Measurement *m : {&r.generated, &r.fallback, &r.anchor})
       if (!m->error.empty())
         std::printf("  error: %s\n", m->error.c_str());

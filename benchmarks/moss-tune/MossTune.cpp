@@ -19,6 +19,7 @@
 #include "Plot.h"
 #include "Report.h"
 #include "Selection.h"
+#include "TextCells.h"
 
 #include "moss/Config/CandidateSet.h"
 #include "moss/Config/FileUtil.h"
@@ -158,14 +159,6 @@ void measureCandidate(CandidateResult &c, const config::GemmKey &key, int run,
     c.relL2 = m.relL2;
 }
 
-std::string usText(double v) {
-  char text[16];
-  if (v < 0)
-    return "-";
-  std::snprintf(text, sizeof(text), "%.2f", v);
-  return text;
-}
-
 std::string tileText(const config::GemmTile &t) {
   char text[48];
   std::snprintf(text, sizeof(text), "[%lld,%lld,%lld,%lld]", (long long)t.bm,
@@ -260,16 +253,17 @@ int main(int argc, char **argv) {
           measureCandidate(cand, key.key, run, rounds, data, o, stream);
     }
     int kept = selectCandidate(key);
-    std::printf("%-16s fallback %s/%s %s/%s us; %zu candidates; %s\n",
-                key.keyText.c_str(), usText(key.fallback[0].hotUs).c_str(),
-                usText(key.fallback[0].coldUs).c_str(),
-                usText(key.fallback[1].hotUs).c_str(),
-                usText(key.fallback[1].coldUs).c_str(), key.candidates.size(),
-                kept < 0 ? "fallback"
-                         : ("kept " + tileText(key.candidates[kept].tile) +
-                            " " + usText(key.candidates[kept].run[1].hotUs) +
-                            "/" + usText(key.candidates[kept].run[1].coldUs))
-                               .c_str());
+    std::printf(
+        "%-16s fallback %s/%s %s/%s us; %zu candidates; %s\n",
+        key.keyText.c_str(), formatMeasured(key.fallback[0].hotUs).c_str(),
+        formatMeasured(key.fallback[0].coldUs).c_str(),
+        formatMeasured(key.fallback[1].hotUs).c_str(),
+        formatMeasured(key.fallback[1].coldUs).c_str(), key.candidates.size(),
+        kept < 0 ? "fallback"
+                 : ("kept " + tileText(key.candidates[kept].tile) + " " +
+                    formatMeasured(key.candidates[kept].run[1].hotUs) + "/" +
+                    formatMeasured(key.candidates[kept].run[1].coldUs))
+                       .c_str());
     std::fflush(stdout);
   }
   cudaStreamDestroy(stream);

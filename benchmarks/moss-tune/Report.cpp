@@ -2,6 +2,8 @@
 
 #include "Report.h"
 
+#include "TextCells.h"
+
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -14,33 +16,17 @@ std::string tileText(const config::GemmTile &t) {
          std::to_string(t.bk) + ", " + std::to_string(t.split) + "]";
 }
 
-std::string us(double v) {
-  if (v < 0)
-    return "-";
-  char text[16];
-  std::snprintf(text, sizeof(text), "%.2f", v);
-  return text;
-}
+using bench::formatMeasured;
+
+std::string us(double v) { return formatMeasured(v, "%.2f"); }
 
 std::string pair(const RunTimes &t) {
   return us(t.hotUs) + " / " + us(t.coldUs);
 }
 
-std::string sci(double v) {
-  if (v < 0)
-    return "-";
-  char text[16];
-  std::snprintf(text, sizeof(text), "%.1e", v);
-  return text;
-}
+std::string sci(double v) { return formatMeasured(v, "%.1e"); }
 
-std::string jsonNumber(double v) {
-  if (v < 0)
-    return "null";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.4g", v);
-  return text;
-}
+std::string jsonNumber(double v) { return formatMeasured(v, "%.4g", "null"); }
 
 std::string jsonString(const std::string &s) {
   std::string out = "\"";

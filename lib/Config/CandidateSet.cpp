@@ -161,23 +161,12 @@ std::string serializeCandidateList(const CandidateList &list) {
 
 bool parseCandidateList(std::string_view bytes, const std::string &fileName,
                         CandidateList &out, std::string &err) {
-  // nlohmann's object sorts its keys and keeps only the last of duplicates:
-  // record the keys of the "keys" object (depth 2 below the top-level key
-  // "keys") in file order, as the parser sees them.
+  // The keys of the "keys" object in file order, repeats included.
   std::vector<std::string> keyOrder;
-  std::string topLevelKey;
-  json::parser_callback_t recordKeys = [&](int depth, json::parse_event_t event,
-                                           json &parsed) {
-    if (event == json::parse_event_t::key && depth == 1)
-      topLevelKey = parsed.get<std::string>();
-    else if (event == json::parse_event_t::key && depth == 2 &&
-             topLevelKey == "keys")
-      keyOrder.push_back(parsed.get<std::string>());
-    return true;
-  };
   json document;
   std::string reason;
-  if (!detail::parseJson(bytes, document, reason, recordKeys)) {
+  if (!detail::parseJsonKeepingKeyOrder(bytes, document, reason, "keys",
+                                        keyOrder)) {
     err = fileName + ": " + reason;
     return false;
   }

@@ -57,6 +57,27 @@ bool parseJson(std::string_view bytes, nlohmann::json &out, std::string &reason,
   }
 }
 
+bool parseJsonKeepingKeyOrder(std::string_view bytes, nlohmann::json &out,
+                              std::string &reason, const std::string &member,
+                              std::vector<std::string> &keys) {
+  std::string topLevelKey;
+  nlohmann::json::parser_callback_t recordKeys =
+      [&](int depth, nlohmann::json::parse_event_t event,
+          nlohmann::json &parsed) {
+        if (event != nlohmann::json::parse_event_t::key)
+          return true;
+        if (depth == 1) {
+          topLevelKey = parsed.get<std::string>();
+          if (member.empty())
+            keys.push_back(topLevelKey);
+        } else if (depth == 2 && !member.empty() && topLevelKey == member) {
+          keys.push_back(parsed.get<std::string>());
+        }
+        return true;
+      };
+  return parseJson(bytes, out, reason, recordKeys);
+}
+
 std::string describeJsonValue(const nlohmann::json &value) {
   switch (value.type()) {
   case nlohmann::json::value_t::string:

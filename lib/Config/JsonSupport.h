@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace moss::config::detail {
 
@@ -21,6 +22,14 @@ namespace moss::config::detail {
 /// `callback` (optional) sees every parse event, e.g. each object key.
 bool parseJson(std::string_view bytes, nlohmann::json &out, std::string &reason,
                const nlohmann::json::parser_callback_t &callback = nullptr);
+
+/// parseJson that also records the keys of one object in file order, with
+/// repeats (nlohmann's object sorts its keys and keeps only the last of
+/// duplicates): the top-level object's keys when `member` is empty, else the
+/// keys of the object under the top-level key `member`.
+bool parseJsonKeepingKeyOrder(std::string_view bytes, nlohmann::json &out,
+                              std::string &reason, const std::string &member,
+                              std::vector<std::string> &keys);
 
 /// Short description of a value for error messages: `string "abc"`,
 /// `number 16.5`, `boolean true`, `null`, `array`, `object`.

@@ -166,15 +166,10 @@ bool parseEntries(std::string_view bytes, const std::string &fileName,
   // nlohmann keeps only the last of duplicate keys, so record every key of the
   // top-level object (depth 1) as the parser sees it, in file order.
   std::vector<std::string> keysInFileOrder;
-  json::parser_callback_t recordKeys = [&](int depth, json::parse_event_t event,
-                                           json &parsed) {
-    if (event == json::parse_event_t::key && depth == 1)
-      keysInFileOrder.push_back(parsed.get<std::string>());
-    return true;
-  };
   json document;
   std::string reason;
-  if (!detail::parseJson(bytes, document, reason, recordKeys)) {
+  if (!detail::parseJsonKeepingKeyOrder(bytes, document, reason, "",
+                                        keysInFileOrder)) {
     err = fileName + ": " + reason;
     return false;
   }

@@ -81,10 +81,6 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     return false;
   config::Manifest manifest = newManifest(env, whitelist.bytes());
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir)) {
-    err = "cannot create " + options.outDir + ": " + ec.message();
-    return false;
-  }
   std::vector<KernelGroup> groups = groupEntries(whitelist);
   if (!options.force && isUpToDate(options.outDir, manifest.cacheKey)) {
     log << "moss-aot: " << options.outDir << " is up to date (" << groups.size()
@@ -93,22 +89,17 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     return true;
   }
 
-  std::string staging;
-  if (!makeStagingDir(options.outDir, staging, err))
+  StagingDir staging(err);
+  if (!staging.make(options.outDir))
     return false;
-  auto fail = [&](std::string message) {
-    llvm::sys::fs::remove_directories(staging);
-    err = std::move(message);
-    return false;
-  };
   auto ctx = makeBuildContext();
 
   std::vector<std::pair<std::string, std::string>> moves; // staged -> final
   for (auto [i, group] : llvm::enumerate(groups)) {
     StagedKernel kernel;
-    if (buildGemmKernel(*ctx, env, staging, group, kernel, err) !=
+    if (buildGemmKernel(*ctx, env, staging.path(), group, kernel, err) !=
         KernelBuildResult::Built)
-      return fail(
+      return staging.fail(
           options.whitelistPath + ": kernel " +
           config::gemmKernelName(group.n, group.k, group.mode, group.tile) +
           ": " + err);
@@ -130,10 +121,10 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
   {
     config::AttentionKernelRecord record;
     std::string ptxPath, cubinPath;
-    if (!buildAttentionKernel(*ctx, env, staging, record, ptxPath, cubinPath,
-                              err))
-      return fail("kernel " + std::string(config::kAttentionKernelName) + ": " +
-                  err);
+    if (!buildAttentionKernel(*ctx, env, staging.path(), record, ptxPath,
+                              cubinPath, err))
+      return staging.fail(
+          "kernel " + std::string(config::kAttentionKernelName) + ": " + err);
     const config::KernelResources &main = record.functions[0].resources;
     log << llvm::formatv("[{0}/{0}] {1}: D=64, any B/H/T/S; up to {2} "
                          "threads, {3} regs, {4} B smem, 0 B spill -> {5}\n",
@@ -147,10 +138,10 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
 
   for (const auto &[from, to] : moves)
     if (!moveInto(from, to, err))
-      return fail(err);
+      return staging.fail(err);
   if (!config::writeManifestAtomic(options.outDir, manifest, err))
-    return fail(err);
-  llvm::sys::fs::remove_directories(staging);
+    return staging.fail(err);
+  staging.remove();
   removeStaleKernels(options.outDir, manifest);
   log << "moss-aot: wrote " << joinPath(options.outDir, "manifest.json") << " ("
       << manifest.gemmKernels.size() << " GEMM kernels for "

@@ -106,16 +106,27 @@ bool aot::moveInto(const std::string &from, const std::string &to,
   return true;
 }
 
-bool aot::makeStagingDir(const std::string &dir, std::string &staging,
-                         std::string &err) {
-  staging = joinPath(dir, ".staging-" + std::to_string(::getpid()));
-  llvm::sys::fs::remove_directories(staging);
-  if (std::error_code ec = llvm::sys::fs::create_directories(staging)) {
-    err = "cannot create " + staging + ": " + ec.message();
+bool aot::StagingDir::make(const std::string &outDir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
+    err = "cannot create " + outDir + ": " + ec.message();
+    return false;
+  }
+  dir = joinPath(outDir, ".staging-" + std::to_string(::getpid()));
+  llvm::sys::fs::remove_directories(dir);
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    err = "cannot create " + dir + ": " + ec.message();
     return false;
   }
   return true;
 }
+
+bool aot::StagingDir::fail(std::string message) {
+  remove();
+  err = std::move(message);
+  return false;
+}
+
+void aot::StagingDir::remove() const { llvm::sys::fs::remove_directories(dir); }
 
 bool aot::prepareBuildEnv(const std::string &chip, const std::string &cudaPath,
                           BuildEnv &env, std::string &err) {

@@ -87,9 +87,26 @@ std::string joinPath(llvm::StringRef dir, llvm::StringRef name);
 /// Renames `from` to `to` (one file system).
 bool moveInto(const std::string &from, const std::string &to, std::string &err);
 
-/// A fresh, empty "<dir>/.staging-<pid>" folder.
-bool makeStagingDir(const std::string &dir, std::string &staging,
-                    std::string &err);
+/// The staging folder of one build, "<outDir>/.staging-<pid>": kernels are
+/// built there and moved into place only once the build is complete.
+class StagingDir {
+public:
+  /// Failures are reported in `err`.
+  explicit StagingDir(std::string &err) : err(err) {}
+  /// Creates `outDir` (with its parents) and a fresh, empty staging folder
+  /// in it. Errors name the folder that could not be made.
+  bool make(const std::string &outDir);
+  const std::string &path() const { return dir; }
+  /// Gives up the build: removes the staging folder with what is in it, sets
+  /// the error to `message` and returns false.
+  bool fail(std::string message);
+  /// The build is complete: removes the staging folder.
+  void remove() const;
+
+private:
+  std::string &err;
+  std::string dir;
+};
 
 } // namespace moss::aot
 

@@ -113,18 +113,9 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
   BuildEnv env;
   if (!prepareBuildEnv(options.chip, options.cudaPath, env, err))
     return false;
-  if (std::error_code ec = llvm::sys::fs::create_directories(options.outDir)) {
-    err = "cannot create " + options.outDir + ": " + ec.message();
+  StagingDir staging(err);
+  if (!staging.make(options.outDir))
     return false;
-  }
-  std::string staging;
-  if (!makeStagingDir(options.outDir, staging, err))
-    return false;
-  auto fail = [&](std::string message) {
-    llvm::sys::fs::remove_directories(staging);
-    err = std::move(message);
-    return false;
-  };
 
   auto ctx = makeBuildContext();
   config::CandidateList list;
@@ -135,10 +126,10 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
     std::string name =
         config::gemmKernelName(group.n, group.k, group.mode, group.tile);
     KernelBuildResult result =
-        buildGemmKernel(*ctx, env, staging, group, kernel, err);
+        buildGemmKernel(*ctx, env, staging.path(), group, kernel, err);
     if (result == KernelBuildResult::Failed)
-      return fail("candidate kernel " + name + " (keys " +
-                  llvm::join(group.keys, " ") + "): " + err);
+      return staging.fail("candidate kernel " + name + " (keys " +
+                          llvm::join(group.keys, " ") + "): " + err);
     if (result == KernelBuildResult::Spills) {
       log << llvm::formatv("[{0}/{1}] {2}: refused: {3}\n", i + 1,
                            groups.size(), name, err);
@@ -172,26 +163,26 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
       if (roundOf[i] == r)
         members.push_back(&built[i]);
     std::string name = config::candidateRoundName(r);
-    std::string dir = joinPath(staging, name);
+    std::string dir = joinPath(staging.path(), name);
     std::string whitelistPath = joinPath(dir, config::kRoundWhitelistFileName);
     std::string bytes = roundWhitelist(members);
     config::Whitelist whitelist;
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-      return fail("cannot create " + dir + ": " + ec.message());
+      return staging.fail("cannot create " + dir + ": " + ec.message());
     if (!config::Whitelist::parse(bytes, whitelistPath, whitelist, err) ||
         !config::writeFileAtomic(whitelistPath, bytes, err))
-      return fail(err);
+      return staging.fail(err);
     config::Manifest manifest = newManifest(env, bytes);
     for (const StagedKernel *kernel : members) {
       const config::GemmKernelRecord &record = kernel->record;
       if (!moveInto(kernel->stagedCubin, joinPath(dir, record.cubin), err) ||
           !moveInto(kernel->stagedPtx, joinPath(dir, record.ptx), err))
-        return fail(err);
+        return staging.fail(err);
       manifest.gemmKernels.push_back(record);
       roundOfKernel[record.name] = name;
     }
     if (!config::writeManifestAtomic(dir, manifest, err))
-      return fail(err);
+      return staging.fail(err);
     list.rounds.push_back(name);
   }
 
@@ -214,13 +205,12 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
   llvm::sys::fs::remove(listPath);
   removeOldRounds(options.outDir);
   for (const std::string &round : list.rounds)
-    if (!moveInto(joinPath(staging, round), joinPath(options.outDir, round),
-                  err))
-      return fail(err);
-  if (!config::writeFileAtomic(listPath, config::serializeCandidateList(list),
-                               err))
-    return fail(err);
-  llvm::sys::fs::remove_directories(staging);
+    if (!moveInto(joinPath(staging.path(), round),
+                  joinPath(options.outDir, round), err))
+      return staging.fail(err);
+  if (!config::writeCandidateList(options.outDir, list, err))
+    return staging.fail(err);
+  staging.remove();
   log << "moss-aot: wrote " << listPath << " (" << keys.size() << " keys, "
       << built.size() << " candidate kernels in " << rounds << " rounds, "
       << list.refused.size() << " refused key/tile pairs)\n";
