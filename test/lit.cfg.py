@@ -15,6 +15,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%moss_src_root", config.moss_src_root))
 config.substitutions.append(("%cuda_path", config.moss_cuda_path))
+config.substitutions.append(("%moss_tools_dir", config.moss_tools_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
