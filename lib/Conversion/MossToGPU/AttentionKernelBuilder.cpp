@@ -350,6 +350,15 @@ private:
     SmallVector<Value> bytes; ///< 32 bytes: bit 4n + c of the packed mask.
     Value keyBits;            ///< bits whose key is real (< S, tile valid).
   };
+  /// Whether key tile `tile` holds 64 keys below S.
+  Value isFullTile(Value tile) {
+    return cmp(arith::CmpIPredicate::ule, add(mul(tile, kKeys), kKeys),
+               arg(kS));
+  }
+  /// Byte offset of `key` in a mask row, the key clamped to S - 1.
+  Value clampedMaskOffset(Value key) {
+    return mul(toI64(minU(key, sub(arg(kS), constI32(1)))), arg(kMaskStrideS));
+  }
   MaskLoads loadMask(Value tile, Value tileValid);
   Value packMask(const MaskLoads &loads);
   void prefetchMask(Value tile);
@@ -364,6 +373,8 @@ private:
   struct MainValues {
     Value tid, threads, g, t, b, h, z;
     Value rowValid[2], row[2];
+    Value safeRow[2]; ///< i64 row, clamped to T - 1 (valid address).
+    Value laneCol;    ///< i64 2t: the lane's first column in an n8 group.
     Value maskRow[2];
     Value rowBits; ///< mask bits of rows below T (0x3 / 0xC per nibble).
     Value kHead, vHead;
@@ -415,8 +426,7 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
   Value s = arg(kS);
   Value tileKey = mul(tile, kKeys);
   Value keyBase = add(tileKey, mul(mv.t, 2));
-  Value full =
-      both(tileValid, cmp(arith::CmpIPredicate::ule, add(tileKey, kKeys), s));
+  Value full = both(tileValid, isFullTile(tile));
   Value unitStride =
       cmp(arith::CmpIPredicate::eq, arg(kMaskStrideS), constI64(1));
   SmallVector<Type> types(4 * kKeyGroups, i8);
@@ -446,15 +456,13 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
     scf::YieldOp::create(b, loc, valid.getResults());
     b.setInsertionPointToEnd(valid.thenBlock());
     bytes.clear();
-    Value lastKey = sub(s, constI32(1));
     Value keyBits = constI32(0);
     for (int64_t n = 0; n < kKeyGroups; ++n) {
       for (int64_t r = 0; r < 2; ++r) {
         for (int64_t e = 0; e < 2; ++e) {
           Value key = add(keyBase, 8 * n + e);
-          Value offset = mul(toI64(minU(key, lastKey)), arg(kMaskStrideS));
-          bytes.push_back(
-              loadReadOnly(i8, elementPtr(mv.maskRow[r], i8, offset), 1));
+          bytes.push_back(loadReadOnly(
+              i8, elementPtr(mv.maskRow[r], i8, clampedMaskOffset(key)), 1));
           keyBits =
               bitOr(keyBits, shl(toI32(lessU(key, s)), 4 * n + 2 * r + e));
         }
@@ -488,9 +496,8 @@ Value AttentionEmitter::packMask(const MaskLoads &loads) {
 /// quad's lanes take the first and the last key of the two rows (keys
 /// clamped into range, so any tile index is safe).
 void AttentionEmitter::prefetchMask(Value tile) {
-  Value lastKey = sub(arg(kS), constI32(1));
   Value key = add(mul(tile, kKeys), mul(bitAnd(mv.t, 1), kKeys - 1));
-  Value offset = mul(toI64(minU(key, lastKey)), arg(kMaskStrideS));
+  Value offset = clampedMaskOffset(key);
   Value row = LLVM::SelectOp::create(b, loc, lessU(mv.t, 2), mv.maskRow[0],
                                      mv.maskRow[1]);
   NVVM::PrefetchOp::create(
@@ -516,7 +523,7 @@ void AttentionEmitter::copyTile(Value tile, Value stage) {
   Value rowStep = shrU(mv.threads, 3);
   Value pairStep = mul(rowStep, 2);
   Value keyBase = mul(tile, kKeys);
-  Value full = cmp(arith::CmpIPredicate::ule, add(keyBase, kKeys), s);
+  Value full = isFullTile(tile);
   Value srcCol = toI64(mul(chunk, 8));
   Value stageBase = mul(stage, kStageElems);
   struct Operand {
@@ -677,7 +684,7 @@ void AttentionEmitter::storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l) {
   Value bthdRow = add(mul(add(mul(b64, tq), row), heads), h64);
   Value bhtdRow = add(mul(add(mul(b64, heads), h64), tq), row);
   Value rowOffset = mul(select(isZero(arg(kLayout)), bthdRow, bhtdRow), kD);
-  Value base = elementPtr(arg(kOut), bf16, add(rowOffset, toI64(mul(mv.t, 2))));
+  Value base = elementPtr(arg(kOut), bf16, add(rowOffset, mv.laneCol));
   Value inv = safeReciprocal(l);
   for (int64_t n = 0; n < kDGroups; ++n) {
     Value packed = packBf16x2(fmul(acc[2 * n], inv), fmul(acc[2 * n + 1], inv));
@@ -721,14 +728,13 @@ void AttentionEmitter::storeResult(const RowState &state) {
   Value ws =
       elementPtr(arg(kWorkspace), f32, constI64(config::kAttentionCounters));
   Value mlBase = elementPtr(ws, f32, mul(mul(splits, totalRows), kD));
-  Value col = toI64(mul(mv.t, 2));
   auto wsRowOf = [&](Value z, Value row) {
     return add(mul(z, totalRows), add(headRows, row));
   };
   for (int64_t r = 0; r < 2; ++r) {
     emitIf(mv.rowValid[r], [&] {
       Value wsRow = wsRowOf(toI64(mv.z), toI64(mv.row[r]));
-      Value base = elementPtr(ws, f32, add(mul(wsRow, kD), col));
+      Value base = elementPtr(ws, f32, add(mul(wsRow, kD), mv.laneCol));
       for (int64_t n = 0; n < kDGroups; ++n)
         store(vectorOf(v2f32, {rowAcc[r][2 * n], rowAcc[r][2 * n + 1]}),
               elementPtr(base, f32, constI32(8 * n)), 8);
@@ -787,10 +793,6 @@ void AttentionEmitter::mergeSplits(
   constexpr int64_t kMergeGroup = 2;
   Value splits = toI64(arg(kSplits));
   Value minusInf = negInf(), zeroF = constF32(0.0);
-  Value lastRow = sub(arg(kT), constI32(1));
-  Value safeRow[2];
-  for (int64_t r = 0; r < 2; ++r)
-    safeRow[r] = toI64(select(mv.rowValid[r], mv.row[r], lastRow));
   auto loadVolatile = [&](Type type, Value ptr, unsigned align) {
     return LLVM::LoadOp::create(b, loc, type, ptr, align, /*isVolatile=*/true)
         .getResult();
@@ -820,13 +822,12 @@ void AttentionEmitter::mergeSplits(
       Value real = lessU(z, splits);
       Value zSafe = select(real, z, zBase);
       for (int64_t r = 0; r < 2; ++r) {
-        Value wsRow = wsRowOf(zSafe, safeRow[r]);
+        Value wsRow = wsRowOf(zSafe, mv.safeRow[r]);
         SplitRow row{
             real,
             loadVolatile(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8),
             {}};
-        Value base =
-            elementPtr(accBase, f32, add(mul(wsRow, kD), toI64(mul(mv.t, 2))));
+        Value base = elementPtr(accBase, f32, add(mul(wsRow, kD), mv.laneCol));
         for (int64_t n = 0; n < kDGroups; ++n)
           row.pairs.push_back(
               loadVolatile(v2f32, elementPtr(base, f32, constI32(8 * n)), 8));
@@ -886,11 +887,10 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
                    mul(warp, kRowsPerWarp));
   Value warpHasRows = lessU(row0, tq);
   Value lastRow = sub(tq, constI32(1));
-  Value safeRow[2];
   for (int64_t r = 0; r < 2; ++r) {
     mv.row[r] = add(add(row0, mv.g), 8 * r);
     mv.rowValid[r] = lessU(mv.row[r], tq);
-    safeRow[r] = toI64(select(mv.rowValid[r], mv.row[r], lastRow));
+    mv.safeRow[r] = toI64(select(mv.rowValid[r], mv.row[r], lastRow));
   }
 
   // This split's key tiles [tBegin, tBegin + nTiles).
@@ -905,11 +905,11 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
   Value b64 = toI64(mv.b), h64 = toI64(mv.h);
   Value qHead = elementPtr(
       arg(kQ), bf16, add(mul(b64, arg(kQStrideB)), mul(h64, arg(kQStrideH))));
-  Value laneCol = toI64(mul(mv.t, 2));
+  mv.laneCol = toI64(mul(mv.t, 2));
   Value qRow[2];
   for (int64_t r = 0; r < 2; ++r)
-    qRow[r] =
-        elementPtr(qHead, bf16, add(mul(safeRow[r], arg(kQStrideT)), laneCol));
+    qRow[r] = elementPtr(qHead, bf16,
+                         add(mul(mv.safeRow[r], arg(kQStrideT)), mv.laneCol));
   for (int64_t kk = 0; kk < 4; ++kk)
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t r = 0; r < 2; ++r)
@@ -922,7 +922,7 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
   Value maskHead = elementPtr(arg(kMask), i8, mul(b64, arg(kMaskStrideB)));
   for (int64_t r = 0; r < 2; ++r)
     mv.maskRow[r] =
-        elementPtr(maskHead, i8, mul(safeRow[r], arg(kMaskStrideT)));
+        elementPtr(maskHead, i8, mul(mv.safeRow[r], arg(kMaskStrideT)));
   mv.rowBits =
       bitOr(select(mv.rowValid[0], constI32(0x33333333), constI32(0)),
             select(mv.rowValid[1], constI32(static_cast<int32_t>(0xCCCCCCCCu)),
