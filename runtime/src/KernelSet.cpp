@@ -307,16 +307,19 @@ Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
 
 int64_t maxAttentionRuleWorkspaceBytes() {
   // splits > 1 needs ctas = B*H*gridY <= slots / 2, and the split count
-  // depends only on ctas, the warps (by T) and the key tiles (S), capped at
-  // kAttentionMaxSplits; rows = B*H*T <= ctas * 16 * warps. So B = ctas,
-  // H = 1, T = 16 * warps and S = 64 tiles of keys for every tile count
-  // covers every case the rule can produce.
+  // depends only on ctas, the warps (by T) and the key tiles (S); it is at
+  // most ceil(tiles / minTps) with minTps <= 2, capped at kAttentionMaxSplits,
+  // so tiles beyond 2 * kAttentionMaxSplits change nothing; rows = B*H*T <=
+  // ctas * 16 * warps. So B = ctas, H = 1, T = 16 * warps and S = 64 tiles of
+  // keys for every tile count up to that covers every case the rule can
+  // produce.
   int64_t most = 0;
   for (int64_t warps = 1; warps <= config::kAttentionMaxWarps; ++warps) {
     int64_t t = config::kAttentionRowsPerWarp * warps;
     int64_t slots = config::kAttentionSms * config::kAttentionCtasPerSm[warps];
     for (int64_t ctas = 1; 2 * ctas <= slots; ++ctas) {
-      for (int64_t tiles = 2; tiles <= config::kAttentionMaxSplits; ++tiles) {
+      for (int64_t tiles = 2; tiles <= 2 * config::kAttentionMaxSplits;
+           ++tiles) {
         config::AttentionLaunch launch;
         std::string err;
         if (config::deriveAttentionLaunch(ctas, 1, t,

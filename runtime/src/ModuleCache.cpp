@@ -34,28 +34,35 @@ std::string deviceText(const DriverApi &api, CUdevice device, int major,
          std::to_string(minor) + ")";
 }
 
+/// Reads integer variable `name` in [lo, hi] into `value`; unset leaves it.
+Status intFromEnv(const char *name, long lo, long hi, long &value) {
+  const char *text = std::getenv(name);
+  if (!text)
+    return success();
+  char *end = nullptr;
+  long parsed = std::strtol(text, &end, 10);
+  if (!*text || *end || parsed < lo || parsed > hi)
+    return invalidArgument(std::string(name) + "=\"" + text +
+                           "\": expected an integer in " + std::to_string(lo) +
+                           ".." + std::to_string(hi));
+  value = parsed;
+  return success();
+}
+
 } // namespace
 
 Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   WorkspaceConfig config;
-  if (const char *text = std::getenv("MOSS_RUNTIME_WORKSPACE_SLOTS")) {
-    char *end = nullptr;
-    long value = std::strtol(text, &end, 10);
-    if (!*text || *end || value < 1 || value > 64)
-      return invalidArgument(std::string("MOSS_RUNTIME_WORKSPACE_SLOTS=\"") +
-                             text + "\": expected an integer in 1..64");
-    config.slots = static_cast<size_t>(value);
-  }
-  if (const char *text = std::getenv("MOSS_ATTENTION_SPLITS")) {
-    char *end = nullptr;
-    long value = std::strtol(text, &end, 10);
-    if (!*text || *end || value < 1 ||
-        value > moss::config::kAttentionMaxSplits)
-      return invalidArgument(std::string("MOSS_ATTENTION_SPLITS=\"") + text +
-                             "\": expected an integer in 1.." +
-                             std::to_string(moss::config::kAttentionMaxSplits));
-    config.attentionSplits = value;
-  }
+  long slots = static_cast<long>(config.slots);
+  long splits = 0;
+  Status status = intFromEnv("MOSS_RUNTIME_WORKSPACE_SLOTS", 1, 64, slots);
+  if (status.ok())
+    status = intFromEnv("MOSS_ATTENTION_SPLITS", 1,
+                        moss::config::kAttentionMaxSplits, splits);
+  if (!status.ok())
+    return status;
+  config.slots = static_cast<size_t>(slots);
+  config.attentionSplits = splits;
   out = config;
   return success();
 }

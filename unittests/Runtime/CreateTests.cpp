@@ -295,4 +295,14 @@ TEST(RuntimeCreate, BadWorkspaceSlotsVariable) {
   EXPECT_CONTAINS(r.message, "MOSS_RUNTIME_WORKSPACE_SLOTS");
 }
 
+TEST(RuntimeCreate, BadAttentionSplitsVariable) {
+  for (const char *text : {"0", "17", "4x", ""}) {
+    ScopedEnv env("MOSS_ATTENTION_SPLITS", text);
+    CreateResult r = create("", nullptr);
+    EXPECT_EQ(r.status, MOSS_ERROR_INVALID_ARGUMENT) << text;
+    EXPECT_CONTAINS(r.message, "MOSS_ATTENTION_SPLITS=\"" + std::string(text) +
+                                   "\": expected an integer in 1..16");
+  }
+}
+
 } // namespace
