@@ -4,18 +4,15 @@
 # dumps their SASS. Clocks are left alone (--clock-control none).
 # Usage: benchmarks/profile_attention.sh OUT_DIR KERNELS_DIR H:S:T:B[,...] [DEPS]
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+ROOT=$MOSS_ROOT
 OUT=${1:?output folder}
 KDIR=${2:?kernels dir}
 CASES=${3:?cases H:S:T:B,...}
 DEPS=${4:-$ROOT/.devdeps/prefix}
 mkdir -p "$OUT"
-B=/tmp/moss-rt-build
-cmake -S "$ROOT" -B $B -G Ninja -DMOSS_BUILD_COMPILER=OFF -DMOSS_BUILD_RUNTIME=ON \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$DEPS" >"$OUT/configure.log" 2>&1 \
-  || { tail -30 "$OUT/configure.log"; exit 1; }
-ninja -C $B moss-bench >"$OUT/build.log" 2>&1 || { grep -E "error" -A6 "$OUT/build.log" | head -60; exit 1; }
-BENCH=$B/benchmarks/moss-bench/moss-bench
+moss_device_build "$OUT" "$DEPS" moss-bench
+BENCH=$MOSS_BENCH
 for cubin in "$KDIR"/streaming_attention*.cubin; do
   cuobjdump --dump-sass "$cubin" >"$OUT/$(basename "$cubin" .cubin).sass" 2>&1
 done

@@ -14,7 +14,8 @@
 # MOSS_COMMIT (recorded in the JSON).
 set -uo pipefail
 shopt -s nullglob
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
+ROOT=$MOSS_ROOT
 OUT=${1:?output folder}
 CAND=${2:-$ROOT/.cand}
 DEPS=${3:-$ROOT/.devdeps/prefix}
@@ -22,11 +23,8 @@ mkdir -p "$OUT"
 cd "$ROOT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 
-B=/tmp/moss-rt-build
-cmake -S . -B $B -G Ninja -DMOSS_BUILD_COMPILER=OFF -DMOSS_BUILD_RUNTIME=ON \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$DEPS" >"$OUT/configure.log" 2>&1 \
-  || { tail -30 "$OUT/configure.log"; exit 1; }
-ninja -C $B >"$OUT/build.log" 2>&1 || { grep -E "error" -A6 "$OUT/build.log" | head -60; exit 1; }
+moss_device_build "$OUT" "$DEPS"
+B=$MOSS_RT_BUILD
 echo "built runtime, tests, bench"
 T=$B/unittests/Runtime/MossRuntimeTests
 BENCH=$B/benchmarks/moss-bench/moss-bench
