@@ -110,7 +110,7 @@ bool graphReplayEqualsEager(GemmCaseData &data, cudaStream_t stream,
   if (called && status == cudaSuccess)
     status = cudaGraphInstantiate(&exec, graph, 0);
   // Two replays: the second one starts from what the first left behind
-  // (split-K counters must be back at zero).
+  // (nothing a launch leaves may change the next one's result).
   for (int replay = 0; replay < 2 && exec && status == cudaSuccess; ++replay)
     status = cudaGraphLaunch(exec, stream);
   if (status == cudaSuccess)

@@ -28,10 +28,8 @@ std::vector<GemmTile> enumerateCandidateTiles(const GemmKey &key,
       for (int64_t bk : space.bk)
         for (int64_t split : space.split) {
           GemmTile tile{bm, bn, bk, split};
-          GemmLaunch launch;
           std::string reason;
-          if (deriveGemmLaunch(key.n, key.k, tile, launch, reason) &&
-              checkSplitRows(launch, key.m, reason))
+          if (checkTileLegal(key.n, key.k, tile, reason))
             tiles.push_back(tile);
         }
   }
@@ -211,10 +209,7 @@ bool parseCandidateList(std::string_view bytes, const std::string &fileName,
         Candidate candidate;
         if (!readTile(c.at("tile"), candidate.tile))
           return fail(where + "\"tile\" is not four integers");
-        GemmLaunch launch;
-        if (!deriveGemmLaunch(entry.key.n, entry.key.k, candidate.tile, launch,
-                              reason) ||
-            !checkSplitRows(launch, entry.key.m, reason))
+        if (!checkTileLegal(entry.key.n, entry.key.k, candidate.tile, reason))
           return fail(where + reason);
         candidate.round = c.at("round").get<std::string>();
         if (!rounds.count(candidate.round))

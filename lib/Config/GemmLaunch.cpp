@@ -65,18 +65,18 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
     }
   }
 
-  int64_t kPerCta = 0;
-  bool overflows = __builtin_mul_overflow(tile.bk, tile.split, &kPerCta);
-  if (overflows || kPerCta > k) {
+  int64_t bkTimesSplit = 0;
+  bool overflows = __builtin_mul_overflow(tile.bk, tile.split, &bkTimesSplit);
+  if (overflows || bkTimesSplit > k) {
     std::string product =
         overflows ? std::to_string(tile.bk) + "*" + std::to_string(tile.split)
-                  : std::to_string(kPerCta);
+                  : std::to_string(bkTimesSplit);
     err = "bk*split = " + product + " exceeds K = " + std::to_string(k);
     return false;
   }
-  if (k % kPerCta != 0) {
+  if (k % bkTimesSplit != 0) {
     err = "K = " + std::to_string(k) +
-          " is not a multiple of bk*split = " + std::to_string(kPerCta);
+          " is not a multiple of bk*split = " + std::to_string(bkTimesSplit);
     return false;
   }
   if (n % tile.bn != 0) {
@@ -106,11 +106,25 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
     return false;
   }
 
+  if (tile.split > kGemmMaxSplit) {
+    err = field("split", tile.split) + " exceeds " +
+          std::to_string(kGemmMaxSplit) +
+          " (the split-K CTAs of a tile form one thread-block cluster)";
+    return false;
+  }
+
   GemmLaunch launch;
+  launch.kPerCta = k / tile.split;
+  // Copy stages: the bk blocks of the slice in at most kGemmMaxStages equal
+  // groups (the largest divisor of the block count that fits).
+  const int64_t blocks = launch.kPerCta / tile.bk;
+  launch.stages = std::min(blocks, kGemmMaxStages);
+  while (blocks % launch.stages != 0)
+    --launch.stages;
+  launch.stageK = launch.kPerCta / launch.stages;
   launch.warpsN = tile.bn / 16;
-  launch.kBlocksPerCta = k / kPerCta;
   launch.warpsK =
-      std::min(launch.kBlocksPerCta, std::max<int64_t>(1, 8 / launch.warpsN));
+      std::min(launch.kPerCta / 32, std::max<int64_t>(1, 8 / launch.warpsN));
   launch.warps = launch.warpsN * launch.warpsK;
   if (launch.warps > kGemmMaxWarps) {
     err = "warps = warps_n*warps_k = " + std::to_string(launch.warpsN) + "*" +
@@ -120,58 +134,28 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   }
   launch.threads = 32 * launch.warps;
   launch.bm8 = 8 * ceilDiv(tile.bm, 8);
-  launch.sharedBytes = launch.warpsK * launch.bm8 * tile.bn * 4;
+  // A row stride of 16 (mod 32) words puts the 8 lanes of a 16-byte shared
+  // load phase (2 rows x 4 k groups) on 32 distinct banks.
+  launch.slabRowElems =
+      launch.kPerCta + ((launch.kPerCta / 2) % 32 == 0 ? 32 : 0);
+  launch.slabBytes = (tile.bn + launch.bm8) * launch.slabRowElems * 2;
+  launch.partialBytes = launch.warpsK * launch.bm8 * (tile.bn + 4) * 4;
+  launch.sharedBytes = std::max(launch.slabBytes, launch.partialBytes);
   if (launch.sharedBytes > kGemmMaxSharedBytes) {
-    err = "shared memory warps_k*bm8*bn*4 = " + std::to_string(launch.warpsK) +
-          "*" + std::to_string(launch.bm8) + "*" + std::to_string(tile.bn) +
-          "*4 = " + std::to_string(launch.sharedBytes) +
-          " bytes exceeds 48 KiB (" + std::to_string(kGemmMaxSharedBytes) + ")";
-    return false;
-  }
-  int64_t loadsInFlight = (tile.bk / 32) * (2 + ceilDiv(tile.bm, 8));
-  if (loadsInFlight > kGemmMaxLoadsInFlight) {
-    err = "tile too big for registers: (bk/32)*(2+ceil(bm/8)) = " +
-          std::to_string(tile.bk / 32) + "*" +
-          std::to_string(2 + ceilDiv(tile.bm, 8)) + " = " +
-          std::to_string(loadsInFlight) +
-          " 16-byte loads in flight per thread exceeds " +
-          std::to_string(kGemmMaxLoadsInFlight);
+    err = "shared memory max((bn+bm8)*(K/split+pad)*2, warps_k*bm8*(bn+4)*4) "
+          "= max(" +
+          std::to_string(launch.slabBytes) + ", " +
+          std::to_string(launch.partialBytes) +
+          ") = " + std::to_string(launch.sharedBytes) +
+          " bytes exceeds 227 KiB (" + std::to_string(kGemmMaxSharedBytes) +
+          ")";
     return false;
   }
   launch.gridX = n / tile.bn;
   launch.gridYPerM = tile.bm;
   launch.gridZ = tile.split;
-  if (tile.split > 1) {
-    launch.workspaceBytesPerRow = tile.split * n * 4;
-    launch.workspaceFixedBytes = kGemmSplitCounterBytes;
-  }
   out = launch;
   return true;
-}
-
-int64_t gemmOutputTiles(const GemmLaunch &launch, int64_t m) {
-  return launch.gridX * ceilDiv(m, launch.gridYPerM);
-}
-
-int64_t gemmWorkspaceBytes(const GemmLaunch &launch, int64_t m) {
-  if (launch.gridZ <= 1)
-    return 0;
-  return launch.workspaceFixedBytes + m * launch.workspaceBytesPerRow;
-}
-
-bool checkSplitRows(const GemmLaunch &launch, int64_t m, std::string &err) {
-  if (launch.gridZ <= 1)
-    return true;
-  int64_t tiles = gemmOutputTiles(launch, m);
-  if (tiles <= kGemmSplitCounters)
-    return true;
-  err = "split-K needs one counter per output tile, but M = " +
-        std::to_string(m) +
-        " gives (N/bn)*ceil(M/bm) = " + std::to_string(launch.gridX) + "*" +
-        std::to_string(ceilDiv(m, launch.gridYPerM)) + " = " +
-        std::to_string(tiles) + " tiles, more than " +
-        std::to_string(kGemmSplitCounters);
-  return false;
 }
 
 bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,

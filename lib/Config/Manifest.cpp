@@ -17,8 +17,8 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 const std::vector<std::string> &gemmKernelArgNames() {
-  static const std::vector<std::string> names = {
-      "x", "w", "scale", "residual", "out", "workspace", "m"};
+  static const std::vector<std::string> names = {"x",        "w",   "scale",
+                                                 "residual", "out", "m"};
   return names;
 }
 
@@ -370,12 +370,6 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
                 "expected 1 \"main\" function (split-K reduces inside it), "
                 "found " +
                     std::to_string(record.functions.size()) + " functions");
-
-  if (!readIntMember(value, "", "workspace_bytes_per_row", 0,
-                     record.workspaceBytesPerRow) ||
-      !readIntMember(value, "", "workspace_fixed_bytes", 0,
-                     record.workspaceFixedBytes))
-    return false;
   kernelLabel.clear();
   out = std::move(record);
   return true;
@@ -517,8 +511,6 @@ ordered_json manifestToJson(const Manifest &manifest) {
     value["cubin_sha256"] = kernel.cubinSha256;
     value["args"] = kernel.args;
     value["functions"] = functionsToJson(kernel.functions);
-    value["workspace_bytes_per_row"] = kernel.workspaceBytesPerRow;
-    value["workspace_fixed_bytes"] = kernel.workspaceFixedBytes;
     gemmKernels.push_back(std::move(value));
   }
   document["gemm_kernels"] = std::move(gemmKernels);

@@ -201,10 +201,7 @@ bool parseEntries(std::string_view bytes, const std::string &fileName,
       return fail(reason);
     if (!parseTile(document.at(keyText), entry.tile, reason))
       return fail(reason);
-    GemmLaunch launch;
-    if (!deriveGemmLaunch(entry.key.n, entry.key.k, entry.tile, launch,
-                          reason) ||
-        !checkSplitRows(launch, entry.key.m, reason))
+    if (!checkTileLegal(entry.key.n, entry.key.k, entry.tile, reason))
       return fail(reason);
     entries.push_back(std::move(entry));
   }

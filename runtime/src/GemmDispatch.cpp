@@ -2,8 +2,8 @@
 //
 // One call: validate, find the context's state, then either launch the
 // generated kernel the whitelist selected (one launch; split-K reduces inside
-// it, through tile counters in the stream slot's workspace) or run cuBLASLt
-// and the exact epilogue kernel. Nothing
+// its thread-block cluster) or run cuBLASLt and the exact epilogue kernel.
+// Nothing
 // here synchronizes, allocates device memory or loads modules once the
 // context is set up, so calls can be captured into CUDA graphs.
 //
@@ -111,15 +111,13 @@ bool allAligned16(const GemmCall &c) {
 }
 
 Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
-                       const LoadedGemm &loaded, const GemmCall &c,
-                       const WorkspaceSlot *slot) {
+                       const LoadedGemm &loaded, const GemmCall &c) {
   const void *x = c.x, *w = c.w;
   const void *scale = c.usesScaleResidual() ? c.scale : nullptr;
   const void *residual = c.usesScaleResidual() ? c.residual : nullptr;
   void *out = c.out;
-  void *workspace = kernel.isSplit() ? slot->split : nullptr;
   int32_t m = static_cast<int32_t>(c.m);
-  void *params[] = {&x, &w, &scale, &residual, &out, &workspace, &m};
+  void *params[] = {&x, &w, &scale, &residual, &out, &m};
 
   const config::KernelFunctionRecord &fn = kernel.record.functions[0];
   int64_t gridY = (c.m + fn.grid.yPerM - 1) / fn.grid.yPerM;
@@ -179,26 +177,16 @@ Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
     return failure(status.code, c.label() + ": " + status.message);
   const DriverApi &api = *driverApi();
 
+  const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.ep);
+  if (kernel && allAligned16(c)) {
+    size_t index = static_cast<size_t>(kernel - rt.kernels.gemm.data());
+    return launchGenerated(api, *kernel, state->gemm[index], c);
+  }
+  // cuBLASLt's workspace is per stream slot.
   const WorkspaceSlot *slot = nullptr;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
     slot = state->slotForLocked(streamKey(api, c.stream));
-  }
-  const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.ep);
-  // Split-K needs the stream's workspace slot (its counters are per slot:
-  // two streams must not share them); a stream without one, or a workspace
-  // too small for m, takes the fallback.
-  bool generated =
-      kernel && allAligned16(c) &&
-      (!kernel->isSplit() ||
-       (slot && slot->split &&
-        slot->splitBytes >= static_cast<size_t>(config::gemmWorkspaceBytes(
-                                kernel->launch, c.m)) &&
-        config::gemmOutputTiles(kernel->launch, c.m) <=
-            config::kGemmSplitCounters));
-  if (generated) {
-    size_t index = static_cast<size_t>(kernel - rt.kernels.gemm.data());
-    return launchGenerated(api, *kernel, state->gemm[index], c, slot);
   }
   return runFallback(api, *state, c, slot);
 }

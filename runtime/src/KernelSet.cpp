@@ -110,18 +110,15 @@ Status checkGemmLaunch(const KernelSet &set, GemmKernel &kernel) {
                                 {launch.threads, 1, 1});
   if (!status.ok())
     return status;
-  if (rec.workspaceBytesPerRow != launch.workspaceBytesPerRow)
-    return failure(MOSS_ERROR_MANIFEST,
-                   where + "workspace_bytes_per_row = " +
-                       std::to_string(rec.workspaceBytesPerRow) +
-                       ", but the launch rule gives " +
-                       std::to_string(launch.workspaceBytesPerRow));
-  if (rec.workspaceFixedBytes != launch.workspaceFixedBytes)
-    return failure(MOSS_ERROR_MANIFEST,
-                   where + "workspace_fixed_bytes = " +
-                       std::to_string(rec.workspaceFixedBytes) +
-                       ", but the launch rule gives " +
-                       std::to_string(launch.workspaceFixedBytes));
+  // The kernel's slab and partial tiles live in dynamic shared memory.
+  const config::KernelFunctionRecord &fn = rec.functions[0];
+  if (fn.dynamicSharedBytes != launch.sharedBytes)
+    return failure(
+        MOSS_ERROR_MANIFEST,
+        where + "function " + quoted(fn.symbol) +
+            " dynamic_shared_bytes = " + std::to_string(fn.dynamicSharedBytes) +
+            ", but the launch rule (deriveGemmLaunch) gives " +
+            std::to_string(launch.sharedBytes));
   return success();
 }
 
@@ -281,16 +278,6 @@ Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
         return status;
       set.gemm.push_back(std::move(kernel));
     }
-    GemmKernel &kernel = set.gemm[slot->second];
-    std::string reason;
-    if (!config::checkSplitRows(kernel.launch, key.m, reason))
-      return failure(MOSS_ERROR_MANIFEST, where + label + " cannot serve key " +
-                                              quoted(text) + ": " + reason);
-    kernel.workspaceBytes =
-        std::max(kernel.workspaceBytes,
-                 config::gemmWorkspaceBytes(kernel.launch, key.m));
-    set.splitWorkspaceBytes =
-        std::max(set.splitWorkspaceBytes, kernel.workspaceBytes);
     set.selected[{key.m, key.n, key.k, key.mode}] = slot->second;
   }
   for (const auto &[key, index] : owner)

@@ -32,11 +32,8 @@ struct GemmKernel {
   config::GemmKernelRecord record;
   std::string cubinPath;
   std::string cubinBytes;
-  size_t mainIndex = 0;       ///< Into record.functions.
-  config::GemmLaunch launch;  ///< deriveGemmLaunch of the record's tile.
-  int64_t workspaceBytes = 0; ///< For the largest m the whitelist selects.
-
-  bool isSplit() const { return record.tile.split > 1; }
+  size_t mainIndex = 0;      ///< Into record.functions.
+  config::GemmLaunch launch; ///< deriveGemmLaunch of the record's tile.
 };
 
 struct AttentionKernel {
@@ -56,8 +53,6 @@ struct KernelSet {
   std::vector<AttentionKernel> attention;
   /// (m, n, k, epilogue) -> index into gemm.
   std::map<std::tuple<int64_t, int64_t, int64_t, int>, size_t> selected;
-  /// Largest split-K workspace (counters + partials) any selected key needs.
-  int64_t splitWorkspaceBytes = 0;
   /// Split-KV workspace per stream slot: the most any call can need under
   /// deriveAttentionLaunch's rule (0 without an attention kernel).
   int64_t attentionWorkspaceBytes = 0;

@@ -332,11 +332,9 @@ Status ModuleCache::setUp(ContextState &state) {
   }
 
   size_t cublasBytes = roundUp(config.cublasBytes);
-  size_t splitBytes =
-      needsGemm ? roundUp(static_cast<size_t>(kernels.splitWorkspaceBytes)) : 0;
   size_t attentionBytes =
       roundUp(static_cast<size_t>(kernels.attentionWorkspaceBytes));
-  size_t slotBytes = cublasBytes + splitBytes + attentionBytes;
+  size_t slotBytes = cublasBytes + attentionBytes;
   if (slotBytes && config.slots) {
     result = api.memAlloc(&state.workspace, slotBytes * config.slots);
     if (result != CUDA_SUCCESS) {
@@ -346,8 +344,8 @@ Status ModuleCache::setUp(ContextState &state) {
                              " bytes of workspace",
                          result);
     }
-    // Split-K kernels find their tile counters zero and leave them zero
-    // (docs/kernel-abi.md), so zeroing once here is all they need. Wait for
+    // The attention kernel finds its split-KV counters zero and leaves them
+    // zero (docs/kernel-abi.md), so zeroing once here is all it needs. Wait for
     // it: the first call may come on a stream that does not order after
     // the legacy stream cuMemsetD8 runs on.
     result = api.memsetD8(state.workspace, 0, slotBytes * config.slots);
@@ -361,9 +359,7 @@ Status ModuleCache::setUp(ContextState &state) {
     WorkspaceSlot slot;
     slot.cublas = cublasBytes ? base : nullptr;
     slot.cublasBytes = cublasBytes;
-    slot.split = splitBytes ? base + cublasBytes : nullptr;
-    slot.splitBytes = splitBytes;
-    slot.attention = attentionBytes ? base + cublasBytes + splitBytes : nullptr;
+    slot.attention = attentionBytes ? base + cublasBytes : nullptr;
     slot.attentionBytes = attentionBytes;
     state.slots.push_back(slot);
   }

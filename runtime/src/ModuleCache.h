@@ -45,10 +45,6 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out);
 struct WorkspaceSlot {
   void *cublas = nullptr;
   size_t cublasBytes = 0;
-  /// Split-K workspace: tile counters (zeroed at setup, kept zero by the
-  /// kernels), then FP32 partial sums.
-  void *split = nullptr;
-  size_t splitBytes = 0;
   /// Split-KV partials of attention (FP32), then its counters (zeroed at
   /// setup, kept zero by the kernel).
   void *attention = nullptr;

@@ -7,22 +7,29 @@
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80", link = ["{{.*}}libdevice.10.bc"]>
 // CHECK-SAME: .target sm_90a
 // CHECK-SAME: .visible .entry linear_n3072_k768_gelu_bm16_bn64_bk64_s1(
+// CHECK-SAME: cp.async.cg.shared.global
+// CHECK-SAME: cp.async.wait_group
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// Split-K reduces in the same kernel: release fence, counter atomic, acquire
-// fence and counter reset by the last CTA, the reducing barrier.
+// Split-K reduces in the same kernel, across its cluster: the partial tiles
+// are read through distributed shared memory between two cluster barriers.
 // CHECK-SAME: .visible .entry linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2(
+// CHECK-SAME: .reqnctapercluster 1, 1, 2
+// CHECK-SAME: cp.async.cg.shared.global
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-SAME: fence.acq_rel.gpu;
-// CHECK-SAME: atom.global.add.u32
-// CHECK-SAME: fence.acq_rel.gpu;
-// CHECK-SAME: st.global.b32
-// CHECK-SAME: bar.red.or.pred
+// CHECK-SAME: barrier.cluster.arrive;
+// CHECK-SAME: barrier.cluster.wait;
+// CHECK-SAME: mapa.shared::cluster.u64
+// CHECK-SAME: ld.shared::cluster.v4.b32
+// CHECK-SAME: barrier.cluster.arrive;
+// CHECK-SAME: barrier.cluster.wait;
 // CHECK-NOT: _reduce
+// CHECK-NOT: atom.global
 // CHECK-NOT: __nv_erff
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn
 // CHECK: gpu.launch_func @moss_kernels::@linear_n3072_k768_gelu_bm16_bn64_bk64_s1
-// CHECK: gpu.memset
+// CHECK-SAME: dynamic_shared_memory_size
+// CHECK-NOT: gpu.memset
 // CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2 blocks
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.

@@ -106,10 +106,10 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     const config::GemmKernelRecord &record = kernel.record;
     const config::KernelFunctionRecord &main = record.functions.front();
     log << llvm::formatv("[{0}/{1}] {2}: keys {3}; {4} threads, {5} regs, {6} "
-                         "B smem, 0 B spill -> {7}\n",
+                         "B dynamic smem, 0 B spill -> {7}\n",
                          i + 1, groups.size() + 1, record.name,
                          llvm::join(group.keys, " "), main.block[0],
-                         main.resources.registers, main.resources.sharedBytes,
+                         main.resources.registers, main.dynamicSharedBytes,
                          record.cubin);
     moves.push_back(
         {kernel.stagedCubin, joinPath(options.outDir, record.cubin)});

@@ -229,12 +229,12 @@ KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
   std::string stem = name + "." + record.cubinSha256.substr(0, 12);
   record.cubin = stem + ".cubin";
   record.ptx = stem + ".ptx";
-  record.workspaceBytesPerRow = launch.workspaceBytesPerRow;
-  record.workspaceFixedBytes = launch.workspaceFixedBytes;
   record.functions.resize(1);
-  return functionRecord(resources, name, "main",
-                        {launch.gridX, launch.gridYPerM, launch.gridZ},
-                        launch.threads, record.functions[0], err);
+  KernelBuildResult result = functionRecord(
+      resources, name, "main", {launch.gridX, launch.gridYPerM, launch.gridZ},
+      launch.threads, record.functions[0], err);
+  record.functions[0].dynamicSharedBytes = launch.sharedBytes;
+  return result;
 }
 
 bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,

@@ -1,11 +1,11 @@
 //===- CandidatesBuild.cpp - build every tile candidate of some keys ------===//
 //
 // The tuner's side of moss-aot: every legal tile of every key (legality from
-// moss::config::deriveGemmLaunch and checkSplitRows, the whitelist's own
-// validator), each distinct kernel compiled once with the steps of the
-// whitelist build, and round folders that are ordinary kernels folders with
-// their whitelist. Tiles ptxas cannot build without spilling are listed as
-// refused instead of failing the whole build.
+// moss::config::deriveGemmLaunch, the whitelist's own validator), each distinct
+// kernel compiled once with the steps of the whitelist build, and round folders
+// that are ordinary kernels folders with their whitelist. Tiles ptxas cannot
+// build without spilling are listed as refused instead of failing the whole
+// build.
 //
 //===----------------------------------------------------------------------===//
 #include "CandidatesBuild.h"
@@ -139,10 +139,10 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
     }
     const config::KernelFunctionRecord &main = kernel.record.functions[0];
     log << llvm::formatv("[{0}/{1}] {2}: keys {3}; {4} threads, {5} regs, {6} "
-                         "B smem, 0 B spill\n",
+                         "B dynamic smem, 0 B spill\n",
                          i + 1, groups.size(), name,
                          llvm::join(group.keys, " "), main.block[0],
-                         main.resources.registers, main.resources.sharedBytes);
+                         main.resources.registers, main.dynamicSharedBytes);
     built.push_back(std::move(kernel));
   }
 

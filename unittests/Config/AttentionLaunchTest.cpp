@@ -102,8 +102,9 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
   EXPECT_NE(deriveError(65536, 65536, 1, 400).find("exceeds the grid limit"),
             std::string::npos);
   // A forced split over more (b, h, row block)s than there are counters.
-  EXPECT_NE(deriveError(64, 20, 1, 400, 2).find("needs more than 1024 counters"),
-            std::string::npos);
+  EXPECT_NE(
+      deriveError(64, 20, 1, 400, 2).find("needs more than 1024 counters"),
+      std::string::npos);
   EXPECT_EQ(derive(64, 20, 1, 400).splits, 1); // the rule never asks for it
 }
 

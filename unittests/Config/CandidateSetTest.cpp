@@ -147,10 +147,8 @@ TEST(CandidateKeyListTest, EmptyList) {
 
 /// What the whitelist validator says of `tile` for `key`.
 bool validatorAccepts(const GemmKey &key, const GemmTile &tile) {
-  GemmLaunch launch;
   std::string reason;
-  return deriveGemmLaunch(key.n, key.k, tile, launch, reason) &&
-         checkSplitRows(launch, key.m, reason);
+  return checkTileLegal(key.n, key.k, tile, reason);
 }
 
 int64_t bmCapOf(int64_t m) {
@@ -232,25 +230,20 @@ TEST(CandidateTilesTest, DeriveGemmLaunchRefusalsNeverAppear) {
   EXPECT_TRUE(enumerateCandidateTiles({8, 100, 768, 0}, space).empty());
 }
 
-TEST(CandidateTilesTest, CheckSplitRowsRefusalsNeverAppear) {
-  // M = 65536, N = 3072, bn 16: 192 * 65536/8 output tiles, far more than
-  // the split-K counters; split 1 needs none.
-  GemmKey key{65536, 3072, 768, 1};
+TEST(CandidateTilesTest, SplitsBeyondOneClusterNeverAppear) {
+  // A split-K tile's CTAs form one cluster of at most kGemmMaxSplit CTAs.
+  GemmKey key{8, 3072, 3072, 1};
   TileSpace space;
   space.bm = {8};
   space.bn = {16};
   space.bk = {32};
-  space.split = {1, 2, 4, 8};
-  GemmLaunch launch;
+  space.split = {1, 2, 4, 8, 16};
   std::string reason;
-  ASSERT_TRUE(deriveGemmLaunch(key.n, key.k, {8, 16, 32, 2}, launch, reason))
-      << reason;
-  ASSERT_FALSE(checkSplitRows(launch, key.m, reason));
+  ASSERT_FALSE(checkTileLegal(key.n, key.k, {8, 16, 32, 16}, reason));
+  EXPECT_NE(reason.find("cluster"), std::string::npos) << reason;
   std::vector<GemmTile> tiles = enumerateCandidateTiles(key, space);
-  ASSERT_EQ(tiles.size(), 1u);
-  EXPECT_TRUE(sameTile(tiles[0], {8, 16, 32, 1}));
-  // The same tiles at M = 8 are all legal.
-  EXPECT_EQ(enumerateCandidateTiles({8, 3072, 768, 1}, space).size(), 4u);
+  ASSERT_EQ(tiles.size(), 4u);
+  EXPECT_TRUE(sameTile(tiles.back(), {8, 16, 32, 8}));
 }
 
 TEST(CandidateTilesTest, BmCappedAtMRoundedUpToPowerOfTwo) {
@@ -299,9 +292,10 @@ TEST(CandidateTilesTest, NarrowedSpaceIsTheMatchingSubset) {
       EXPECT_TRUE(sameTile(got[i], expected[i])) << tileText(got[i]);
   }
   // The numbers of test/AOT/candidates.test: 3 tiles for M = 1 (bm 8 only,
-  // bk 256 with split 4 exceeds K = 768), 8 for M = 16 and K = 3072.
+  // bk 256 with split 4 exceeds K = 768), 4 for M = 16 and K = 3072 (split 1
+  // would stage all of K = 3072 in shared memory: more than 227 KiB).
   EXPECT_EQ(enumerateCandidateTiles({1, 3072, 768, 1}, narrow).size(), 3u);
-  EXPECT_EQ(enumerateCandidateTiles({16, 768, 3072, 2}, narrow).size(), 8u);
+  EXPECT_EQ(enumerateCandidateTiles({16, 768, 3072, 2}, narrow).size(), 4u);
 }
 
 TEST(CandidateTilesTest, OrderIsBmBnBkSplit) {
@@ -655,15 +649,14 @@ TEST(CandidateListTest, TileTheValidatorRefuses) {
                   "key \"1,3072,768,1\": bk*split = 1024 exceeds K = 768");
 }
 
-TEST(CandidateListTest, TileRefusedByCheckSplitRows) {
-  // M = 65536 with split 4 and bn 16 needs more split-K counters than exist.
+TEST(CandidateListTest, TileRefusedForSharedMemory) {
+  // M = 64 rows of x and 256 of W over the whole K: no shared memory holds it.
   std::string text = serializeCandidateList(sampleList());
-  std::string from = "\"1,3072,768,1\": [", to = "\"65536,3072,768,1\": [";
-  text.replace(text.find(from), from.size(), to);
-  from = "\"tile\":[8,32,64,4]";
-  text.replace(text.find(from), from.size(), "\"tile\":[8,16,64,4]");
+  std::string from = "\"tile\":[8,32,64,1]";
+  text.replace(text.find(from), from.size(), "\"tile\":[64,256,256,1]");
   std::string err = parseError(text);
-  EXPECT_CONTAINS(err, "key \"65536,3072,768,1\": split-K needs one counter");
+  EXPECT_CONTAINS(err, "key \"1,3072,768,1\": shared memory");
+  EXPECT_CONTAINS(err, "exceeds 227 KiB");
 }
 
 TEST(CandidateListTest, CandidateRoundNotListed) {

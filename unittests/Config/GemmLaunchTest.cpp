@@ -25,73 +25,72 @@ std::string deriveError(int64_t n, int64_t k, GemmTile tile) {
 TEST(GemmLaunchTest, ExampleTileForFfnUp) {
   GemmLaunch launch = derive(3072, 768, {16, 64, 64, 1});
   EXPECT_EQ(launch.warpsN, 4);
-  EXPECT_EQ(launch.kBlocksPerCta, 12);
-  EXPECT_EQ(launch.warpsK, 2); // min(12, max(1, 8 / 4))
+  EXPECT_EQ(launch.kPerCta, 768);
+  EXPECT_EQ(launch.stages, 6); // 12 bk blocks in 6 groups of 2
+  EXPECT_EQ(launch.stageK, 128);
+  EXPECT_EQ(launch.warpsK, 2); // min(768 / 32, max(1, 8 / 4))
   EXPECT_EQ(launch.warps, 8);
   EXPECT_EQ(launch.threads, 256);
   EXPECT_EQ(launch.bm8, 16);
-  EXPECT_EQ(launch.sharedBytes, 8192); // 2 * 16 * 64 * 4
+  // 384 words per row is 0 (mod 32): padded by 16 words to 400.
+  EXPECT_EQ(launch.slabRowElems, 800);
+  EXPECT_EQ(launch.slabBytes, (64 + 16) * 800 * 2);
+  EXPECT_EQ(launch.partialBytes, 2 * 16 * 68 * 4);
+  EXPECT_EQ(launch.sharedBytes, launch.slabBytes);
   EXPECT_EQ(launch.gridX, 48);
   EXPECT_EQ(launch.gridYPerM, 16);
   EXPECT_EQ(launch.gridZ, 1);
-  EXPECT_EQ(launch.workspaceBytesPerRow, 0);
-  EXPECT_EQ(launch.workspaceFixedBytes, 0);
-  EXPECT_EQ(gemmWorkspaceBytes(launch, 64), 0);
-  std::string err;
-  EXPECT_TRUE(checkSplitRows(launch, 1 << 30, err)); // no counters used
 }
 
-TEST(GemmLaunchTest, SplitKTileHasCountersAndPartialsInTheWorkspace) {
-  GemmLaunch launch = derive(768, 3072, {8, 128, 128, 2});
-  EXPECT_EQ(launch.warpsN, 8);
-  EXPECT_EQ(launch.kBlocksPerCta, 12); // 3072 / 256
-  EXPECT_EQ(launch.warpsK, 1);         // max(1, 8 / 8)
+TEST(GemmLaunchTest, SplitKTileSlicesKAcrossTheCluster) {
+  GemmLaunch launch = derive(768, 3072, {8, 64, 128, 4});
+  EXPECT_EQ(launch.warpsN, 4);
+  EXPECT_EQ(launch.kPerCta, 768);
+  EXPECT_EQ(launch.stages, 6); // 6 bk blocks
+  EXPECT_EQ(launch.stageK, 128);
+  EXPECT_EQ(launch.warpsK, 2); // max(1, 8 / 4)
   EXPECT_EQ(launch.threads, 256);
-  EXPECT_EQ(launch.sharedBytes, 4096); // 1 * 8 * 128 * 4
-  EXPECT_EQ(launch.gridX, 6);
+  EXPECT_EQ(launch.slabRowElems, 800); // 384 words = 0 (mod 32): + 16
+  EXPECT_EQ(launch.sharedBytes, (64 + 8) * 800 * 2);
+  EXPECT_EQ(launch.gridX, 12);
   EXPECT_EQ(launch.gridYPerM, 8);
-  EXPECT_EQ(launch.gridZ, 2);
-  EXPECT_EQ(launch.workspaceBytesPerRow, 2 * 768 * 4);
-  EXPECT_EQ(launch.workspaceFixedBytes, kGemmSplitCounterBytes);
-  EXPECT_EQ(kGemmSplitCounterBytes, 4 * kGemmSplitCounters);
-  EXPECT_EQ(kGemmSplitCounterBytes % 16, 0); // partials stay 16-byte aligned
-  EXPECT_EQ(gemmOutputTiles(launch, 30), 6 * 4);
-  EXPECT_EQ(gemmWorkspaceBytes(launch, 30),
-            kGemmSplitCounterBytes + 30 * 2 * 768 * 4);
+  EXPECT_EQ(launch.gridZ, 4);
 }
 
-TEST(GemmLaunchTest, SplitKNeedsOneCounterPerOutputTile) {
-  // N/bn = 320 tiles along n; bm = 1 gives one tile row per m.
-  GemmLaunch launch = derive(5120, 1280, {1, 16, 32, 4});
-  std::string err;
-  EXPECT_TRUE(checkSplitRows(launch, kGemmSplitCounters / 320, err)) << err;
-  EXPECT_FALSE(checkSplitRows(launch, kGemmSplitCounters / 320 + 1, err));
-  EXPECT_EQ(err, "split-K needs one counter per output tile, but M = 52 "
-                 "gives (N/bn)*ceil(M/bm) = 320*52 = 16640 tiles, more than "
-                 "16384");
+TEST(GemmLaunchTest, RowStrideIsSixteenWordsModThirtyTwo) {
+  // 96 words (K slice 192) is 0 (mod 32): padded; 48 words (96) is already
+  // 16 (mod 32).
+  EXPECT_EQ(derive(3072, 768, {32, 64, 64, 4}).slabRowElems, 192 + 32);
+  EXPECT_EQ(derive(3072, 768, {32, 64, 32, 8}).slabRowElems, 96);
+}
+
+TEST(GemmLaunchTest, StagesAreTheLargestDivisorUpToEight) {
+  EXPECT_EQ(derive(5120, 1280, {8, 16, 64, 1}).stages, 5); // 20 blocks
+  EXPECT_EQ(derive(768, 3072, {8, 16, 32, 1}).stages, 8);  // 96 blocks
+  EXPECT_EQ(derive(3072, 768, {8, 32, 256, 1}).stages, 3); // 3 blocks
+  EXPECT_EQ(derive(3072, 768, {8, 32, 256, 1}).stageK, 256);
 }
 
 TEST(GemmLaunchTest, SmallBmStillUsesOneM8Tile) {
   GemmLaunch launch = derive(3072, 768, {2, 16, 32, 4});
   EXPECT_EQ(launch.bm8, 8);
   EXPECT_EQ(launch.warpsN, 1);
-  EXPECT_EQ(launch.kBlocksPerCta, 6); // 768 / 128
-  EXPECT_EQ(launch.warpsK, 6);        // min(6, 8)
-  EXPECT_EQ(launch.sharedBytes, 6 * 8 * 16 * 4);
+  EXPECT_EQ(launch.warpsK, 6); // min(192 / 32, 8)
+  EXPECT_EQ(launch.partialBytes, 6 * 8 * 20 * 4);
 }
 
-TEST(GemmLaunchTest, WarpsKLimitedByKBlocks) {
-  GemmLaunch launch = derive(16, 512, {16, 16, 256, 1});
-  EXPECT_EQ(launch.kBlocksPerCta, 2);
-  EXPECT_EQ(launch.warpsK, 2);
+TEST(GemmLaunchTest, WarpsKLimitedByKChunks) {
+  GemmLaunch launch = derive(16, 64, {16, 16, 32, 1});
+  EXPECT_EQ(launch.warpsK, 2); // 64 / 32 chunks
   EXPECT_EQ(launch.warps, 2);
   EXPECT_EQ(launch.threads, 64);
 }
 
 TEST(GemmLaunchTest, WidestTileUsesSixteenWarps) {
-  GemmLaunch launch = derive(5120, 1280, {8, 256, 64, 1});
+  GemmLaunch launch = derive(5120, 1280, {8, 256, 32, 8});
   EXPECT_EQ(launch.warpsN, 16);
-  EXPECT_EQ(launch.warpsK, 1); // max(1, 8 / 16 = 0)
+  EXPECT_EQ(launch.slabRowElems, 160); // 80 words = 16 (mod 32)
+  EXPECT_EQ(launch.warpsK, 1);         // max(1, 8 / 16 = 0)
   EXPECT_EQ(launch.threads, 512);
   EXPECT_EQ(launch.gridX, 20);
 }
@@ -111,6 +110,9 @@ TEST(GemmLaunchTest, RejectsIllegalTiles) {
   EXPECT_EQ(deriveError(3072, 768, {16, 512, 64, 1}),
             "tile bn=512 is not supported (expected one of "
             "{16,32,64,128,256})");
+  EXPECT_EQ(deriveError(3072, 3072, {8, 16, 32, 16}),
+            "tile split=16 exceeds 8 (the split-K CTAs of a tile form one "
+            "thread-block cluster)");
 }
 
 TEST(GemmLaunchTest, FailureLeavesOutputUntouched) {
@@ -124,8 +126,11 @@ TEST(GemmLaunchTest, FailureLeavesOutputUntouched) {
 TEST(GemmLaunchTest, CheckTileLegalAgreesWithDerive) {
   std::string err;
   EXPECT_TRUE(checkTileLegal(3072, 768, {16, 64, 64, 1}, err)) << err;
-  EXPECT_FALSE(checkTileLegal(3072, 768, {64, 64, 256, 1}, err));
-  EXPECT_NE(err.find("too big for registers"), std::string::npos) << err;
+  // W and x slab of 64 + 64 rows of the whole K = 5120: 1.3 MB.
+  EXPECT_FALSE(checkTileLegal(1280, 5120, {64, 64, 256, 1}, err));
+  EXPECT_EQ(err, "shared memory max((bn+bm8)*(K/split+pad)*2, "
+                 "warps_k*bm8*(bn+4)*4) = max(1318912, 34816) = 1318912 bytes "
+                 "exceeds 227 KiB (232448)");
 }
 
 TEST(GemmLaunchTest, EveryLegalTileRespectsLimits) {
@@ -147,7 +152,10 @@ TEST(GemmLaunchTest, EveryLegalTileRespectsLimits) {
             EXPECT_LE(launch.threads, 512);
             EXPECT_LE(launch.sharedBytes, kGemmMaxSharedBytes);
             EXPECT_EQ(launch.gridX * bn, shape[0]);
-            EXPECT_EQ(launch.kBlocksPerCta * bk * split, shape[1]);
+            EXPECT_EQ(launch.stages * launch.stageK * split, shape[1]);
+            EXPECT_EQ(launch.stageK % bk, 0);
+            EXPECT_LE(launch.stages, kGemmMaxStages);
+            EXPECT_EQ(launch.slabRowElems / 2 % 32, 16);
             EXPECT_GE(launch.warpsK, 1);
           }
   EXPECT_GT(legal, 100);

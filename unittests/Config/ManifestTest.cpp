@@ -60,16 +60,15 @@ Manifest makeManifest() {
   down.n = 768;
   down.k = 3072;
   down.epilogue = 2;
-  down.tile = {8, 128, 128, 2};
+  down.tile = {8, 64, 128, 4};
   down.chip = "sm_90a";
   down.cubin = down.name + ".cubin";
   down.ptx = down.name + ".ptx";
   down.cubinSha256 = sha256Hex("other cubin");
   down.functions = {makeFunction(down.name, "main")};
-  down.functions[0].grid = {6, 8, 2};
+  down.functions[0].grid = {12, 8, 4};
   down.functions[0].resources.spillStoreBytes = 4;
-  down.workspaceBytesPerRow = 2 * 768 * 4;
-  down.workspaceFixedBytes = kGemmSplitCounterBytes;
+  down.functions[0].dynamicSharedBytes = 72 * 800 * 2;
   manifest.gemmKernels.push_back(down);
 
   AttentionKernelRecord attention;
@@ -111,7 +110,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
   Manifest read;
   ASSERT_TRUE(readManifest(dir.path, read, err)) << err;
-  EXPECT_EQ(read.formatVersion, 2);
+  EXPECT_EQ(read.formatVersion, 3);
   EXPECT_EQ(read.mossVersion, written.mossVersion);
   EXPECT_EQ(read.chip, written.chip);
   EXPECT_EQ(read.pipeline, written.pipeline);
@@ -135,8 +134,6 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
     EXPECT_EQ(a.ptx, b.ptx);
     EXPECT_EQ(a.cubinSha256, b.cubinSha256);
     EXPECT_EQ(a.args, gemmKernelArgNames());
-    EXPECT_EQ(a.workspaceBytesPerRow, b.workspaceBytesPerRow);
-    EXPECT_EQ(a.workspaceFixedBytes, b.workspaceFixedBytes);
     ASSERT_EQ(a.functions.size(), b.functions.size());
     for (size_t j = 0; j < a.functions.size(); ++j)
       expectSameFunction(a.functions[j], b.functions[j]);
@@ -156,7 +153,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
 TEST(ManifestTest, SerializedFieldsFollowDocumentOrder) {
   std::string text = serializeManifest(makeManifest());
-  size_t version = text.find("\"format_version\": 2");
+  size_t version = text.find("\"format_version\": 3");
   size_t mossVersion = text.find("\"moss_version\"");
   size_t gemm = text.find("\"gemm_kernels\"");
   size_t attention = text.find("\"attention_kernels\"");
@@ -206,8 +203,7 @@ TEST_F(ManifestCorruptionTest, MissingTopLevelField) {
 TEST_F(ManifestCorruptionTest, MissingKernelField) {
   for (const char *field :
        {"name", "keys", "n", "k", "epilogue", "tile", "chip", "cubin", "ptx",
-        "cubin_sha256", "args", "functions", "workspace_bytes_per_row",
-        "workspace_fixed_bytes"}) {
+        "cubin_sha256", "args", "functions"}) {
     std::string err = readError([&](json &d) { gemm0(d).erase(field); });
     EXPECT_CONTAINS(err, "gemm_kernels[0]");
     EXPECT_CONTAINS(err, "field \"" + std::string(field) + "\": missing");
@@ -352,17 +348,19 @@ TEST_F(ManifestCorruptionTest, NotAnObject) {
 }
 
 TEST_F(ManifestCorruptionTest, WrongFormatVersion) {
-  // 1 is the format with a separate split-K "reduce" kernel.
+  // 1 had a separate split-K "reduce" kernel, 2 a split-K workspace.
   std::string err = readError([&](json &d) { d["format_version"] = 1; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 2, found number 1");
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 3, found number 1");
+  err = readError([&](json &d) { d["format_version"] = 2; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 3, found number 2");
 
-  err = readError([&](json &d) { d["format_version"] = "2"; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 2, found string");
+  err = readError([&](json &d) { d["format_version"] = "3"; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 3, found string");
 }
 
 TEST_F(ManifestCorruptionTest, NewerVersionReportedBeforeOtherFields) {
   std::string err = readError([&](json &d) {
-    d["format_version"] = 3;
+    d["format_version"] = 4;
     d.erase("moss_version");
   });
   EXPECT_CONTAINS(err, "format_version");
@@ -394,9 +392,16 @@ TEST_F(ManifestCorruptionTest, GemmSemanticChecks) {
   EXPECT_CONTAINS(err, kernel0 + "field \"tile\": tile bn=48 is not a power "
                                  "of two");
 
-  err = readError([&](json &d) { gemm0(d)["args"][6] = "rows"; });
+  err = readError([&](json &d) { gemm0(d)["args"][5] = "rows"; });
   EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
-                       "workspace, m]");
+                       "m]");
+  // Format 2's workspace argument is gone.
+  err = readError([&](json &d) {
+    gemm0(d)["args"] = {"x", "w", "scale", "residual", "out", "workspace", "m"};
+  });
+  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
+                       "m], found [\"x\", \"w\", \"scale\", \"residual\", "
+                       "\"out\", \"workspace\", \"m\"]");
 }
 
 TEST_F(ManifestCorruptionTest, KeyServedByTwoKernels) {

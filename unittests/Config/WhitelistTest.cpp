@@ -176,18 +176,11 @@ TEST(WhitelistTest, KNotMultipleOfBkTimesSplit) {
                   "K = 768 is not a multiple of bk*split = 512");
 }
 
-TEST(WhitelistTest, SplitKOutputTilesExceedCounters) {
-  // 5120/16 * ceil(64/1) = 20480 output tiles > 16384 split-K counters.
-  std::string err = entryError("64,5120,1280,1", "[1, 16, 32, 4]");
-  EXPECT_EQ(err, keyPrefix("64,5120,1280,1") +
-                     "split-K needs one counter per output tile, but M = 64 "
-                     "gives (N/bn)*ceil(M/bm) = 320*64 = 20480 tiles, more "
-                     "than 16384");
-  // The same tile without split-K uses no counters.
-  Whitelist whitelist;
-  EXPECT_TRUE(Whitelist::parse(R"({"64,5120,1280,1": [1, 16, 32, 1]})", kFile,
-                               whitelist, err))
-      << err;
+TEST(WhitelistTest, SplitBeyondOneCluster) {
+  std::string err = entryError("8,768,3072,2", "[8, 16, 32, 16]");
+  EXPECT_EQ(err, keyPrefix("8,768,3072,2") +
+                     "tile split=16 exceeds 8 (the split-K CTAs of a tile "
+                     "form one thread-block cluster)");
 }
 
 TEST(WhitelistTest, NNotMultipleOfBn) {
@@ -204,18 +197,17 @@ TEST(WhitelistTest, UnsupportedTileSize) {
 }
 
 TEST(WhitelistTest, SharedMemoryTooBig) {
-  // warps_k = 1, bm8 = 64, bn = 256: 64 KiB of FP32 partials.
-  std::string err = entryError("64,3072,768,1", "[64, 256, 32, 1]");
-  EXPECT_CONTAINS(err, keyPrefix("64,3072,768,1"));
-  EXPECT_CONTAINS(err, "shared memory warps_k*bm8*bn*4 = 1*64*256*4 = 65536 "
-                       "bytes exceeds 48 KiB (49152)");
-}
-
-TEST(WhitelistTest, RegistersTooBig) {
-  // (256/32) * (2 + 8) = 80 loads in flight.
-  std::string err = entryError("64,3072,768,1", "[64, 64, 256, 1]");
-  EXPECT_CONTAINS(err, "tile too big for registers");
-  EXPECT_CONTAINS(err, "= 80 16-byte loads in flight per thread exceeds 32");
+  // The whole K = 3072 of 64 W rows and 64 x rows: 795 KB of slab.
+  std::string err = entryError("64,768,3072,2", "[64, 64, 256, 1]");
+  EXPECT_CONTAINS(err, keyPrefix("64,768,3072,2"));
+  EXPECT_CONTAINS(err, "shared memory max((bn+bm8)*(K/split+pad)*2, "
+                       "warps_k*bm8*(bn+4)*4) = max(794624, 34816) = 794624 "
+                       "bytes exceeds 227 KiB (232448)");
+  // Split 4 quarters the slab: legal.
+  Whitelist whitelist;
+  EXPECT_TRUE(Whitelist::parse(R"({"64,768,3072,2": [64, 64, 256, 4]})", kFile,
+                               whitelist, err))
+      << err;
 }
 
 TEST(WhitelistTest, DuplicateKey) {
@@ -302,14 +294,14 @@ TEST(WhitelistTest, FindHitAndMiss) {
   Whitelist whitelist;
   std::string err;
   ASSERT_TRUE(Whitelist::parse("{\"16,3072,768,1\": [16, 64, 64, 1],"
-                               " \"8,768,3072,2\": [8, 128, 128, 2]}",
+                               " \"8,768,3072,2\": [8, 128, 128, 4]}",
                                kFile, whitelist, err))
       << err;
   const WhitelistEntry *hit = whitelist.find(8, 768, 3072, 2);
   ASSERT_NE(hit, nullptr);
   EXPECT_EQ(hit->keyText, "8,768,3072,2");
   EXPECT_EQ(hit->tile.bn, 128);
-  EXPECT_EQ(hit->tile.split, 2);
+  EXPECT_EQ(hit->tile.split, 4);
   ASSERT_NE(whitelist.find(16, 3072, 768, 1), nullptr);
   EXPECT_EQ(whitelist.find(16, 3072, 768, 1)->tile.bm, 16);
 

@@ -66,10 +66,8 @@ config::GemmKernelRecord makeGemmRecord(const std::vector<std::string> &keys,
   main.role = "main";
   main.grid = {launch.gridX, launch.gridYPerM, launch.gridZ};
   main.block = {launch.threads, 1, 1};
-  main.resources.sharedBytes = launch.sharedBytes;
+  main.dynamicSharedBytes = launch.sharedBytes;
   rec.functions.push_back(main);
-  rec.workspaceBytesPerRow = launch.workspaceBytesPerRow;
-  rec.workspaceFixedBytes = launch.workspaceFixedBytes;
   return rec;
 }
 

@@ -33,7 +33,7 @@ constexpr const char *kCandidatesFileName = "candidates.json";
 constexpr const char *kRoundWhitelistFileName = "whitelist.json";
 
 /// The sizes the enumeration tries; every combination is checked with
-/// deriveGemmLaunch and checkSplitRows, the validator of whitelists.
+/// checkTileLegal, the validator of whitelists.
 struct TileSpace {
   std::vector<int64_t> bm = {8, 16, 32, 64};
   std::vector<int64_t> bn = {16, 32, 64, 128, 256};

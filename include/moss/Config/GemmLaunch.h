@@ -15,38 +15,40 @@
 
 namespace moss::config {
 
-/// One whitelist value: rows (M), columns (N) and K depth of a CTA tile, and
-/// the number of K slices (CTAs along gridDim.z) when split > 1; the last CTA
-/// of an output tile to finish reduces the slices inside the same kernel.
+/// One whitelist value: rows (M), columns (N) of a CTA tile, the K depth of
+/// one copy stage, and the number of K slices (CTAs of one thread-block
+/// cluster along gridDim.z) when split > 1; the cluster reduces the slices
+/// through distributed shared memory inside the same kernel.
 struct GemmTile {
   int64_t bm = 0, bn = 0, bk = 0, split = 0;
 };
 
-/// Shared memory a generated GEMM may use (FP32 partial tiles).
-constexpr int64_t kGemmMaxSharedBytes = 48 * 1024;
-/// 16-byte loads in flight per thread before the tile spills registers.
-constexpr int64_t kGemmMaxLoadsInFlight = 32;
+/// Dynamic shared memory one CTA may use on sm_90 (227 KiB).
+constexpr int64_t kGemmMaxSharedBytes = 227 * 1024;
 constexpr int64_t kGemmMaxWarps = 16;
-/// Split-K arrival counters (u32, one per output tile) at the start of the
-/// workspace; the FP32 partials follow them. A call may have at most this
-/// many output tiles (gridDim.x * gridDim.y) when split > 1.
-constexpr int64_t kGemmSplitCounters = 16384;
-constexpr int64_t kGemmSplitCounterBytes = 4 * kGemmSplitCounters;
+/// cp.async groups (stages) per CTA at most: the waits are unrolled, one per
+/// stage, and a stage of a few bk blocks is already deep enough.
+constexpr int64_t kGemmMaxStages = 8;
+/// Largest portable thread-block cluster: the split-K CTAs of one tile.
+constexpr int64_t kGemmMaxSplit = 8;
 
 struct GemmLaunch {
-  int64_t warpsN = 0;        ///< bn / 16: each warp owns 16 n rows.
-  int64_t warpsK = 0;        ///< min(kBlocksPerCta, max(1, 8 / warpsN)).
-  int64_t warps = 0;         ///< warpsN * warpsK (<= 16).
-  int64_t threads = 0;       ///< 32 * warps: blockDim.x of the main kernel.
-  int64_t kBlocksPerCta = 0; ///< K / (bk * split): bk blocks per CTA.
-  int64_t bm8 = 0;           ///< 8 * ceil(bm / 8): rows of the m8 tiles.
-  int64_t sharedBytes = 0;   ///< warpsK * bm8 * bn * 4 (static shared).
-  int64_t gridX = 0;         ///< N / bn.
-  int64_t gridYPerM = 0;     ///< bm: gridDim.y = ceil(m / gridYPerM).
-  int64_t gridZ = 0;         ///< split.
-  int64_t workspaceBytesPerRow = 0; ///< split * N * 4; 0 when split == 1.
-  /// kGemmSplitCounterBytes when split > 1 (the counters), else 0.
-  int64_t workspaceFixedBytes = 0;
+  int64_t warpsN = 0;       ///< bn / 16: each warp owns 16 n rows.
+  int64_t warpsK = 0;       ///< min(kPerCta / 32, max(1, 8 / warpsN)).
+  int64_t warps = 0;        ///< warpsN * warpsK (<= 16).
+  int64_t threads = 0;      ///< 32 * warps: blockDim.x.
+  int64_t kPerCta = 0;      ///< K / split: the CTA's K slice.
+  int64_t stages = 0;       ///< cp.async groups: largest divisor of kPerCta/bk
+                            ///< that is <= kGemmMaxStages.
+  int64_t stageK = 0;       ///< kPerCta / stages: k per stage (bk multiple).
+  int64_t bm8 = 0;          ///< 8 * ceil(bm / 8): rows of the m8 tiles.
+  int64_t slabRowElems = 0; ///< bf16 per shared row: kPerCta + bank pad.
+  int64_t slabBytes = 0;    ///< (bn + bm8) * slabRowElems * 2: W then x.
+  int64_t partialBytes = 0; ///< warpsK * bm8 * (bn + 4) * 4 (FP32 tiles).
+  int64_t sharedBytes = 0;  ///< max(slabBytes, partialBytes): dynamic.
+  int64_t gridX = 0;        ///< N / bn.
+  int64_t gridYPerM = 0;    ///< bm: gridDim.y = ceil(m / gridYPerM).
+  int64_t gridZ = 0;        ///< split; also the cluster's z extent.
 };
 
 /// Checks that `tile` is buildable for a GEMM with the given N and K and fills
@@ -55,18 +57,6 @@ struct GemmLaunch {
 /// power of two", "bk*split = 1024 exceeds K = 768"), without a file prefix.
 bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
                       GemmLaunch &out, std::string &err);
-
-/// Output tiles of a call with m rows: gridX * ceil(m / bm).
-int64_t gemmOutputTiles(const GemmLaunch &launch, int64_t m);
-
-/// Workspace bytes a call with m rows needs: workspaceFixedBytes +
-/// m * workspaceBytesPerRow (0 when split == 1).
-int64_t gemmWorkspaceBytes(const GemmLaunch &launch, int64_t m);
-
-/// For split > 1, checks that a call with m >= 1 rows has at most
-/// kGemmSplitCounters output tiles (one arrival counter each); always true
-/// when split == 1. `err` names the numbers, without a file prefix.
-bool checkSplitRows(const GemmLaunch &launch, int64_t m, std::string &err);
 
 /// deriveGemmLaunch without the launch shape.
 bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,

@@ -20,9 +20,9 @@
 
 namespace moss::config {
 
-/// 2: split-K reduces inside the main kernel (no "reduce" function) and GEMM
-/// records carry workspace_fixed_bytes.
-constexpr int64_t kManifestFormatVersion = 2;
+/// 3: GEMM kernels stage through dynamic shared memory and reduce split-K in
+/// a thread-block cluster: no workspace argument or fields (2 had them).
+constexpr int64_t kManifestFormatVersion = 3;
 constexpr const char *kManifestFileName = "manifest.json";
 
 /// Parameter names of every generated GEMM function, in ABI order.
@@ -63,8 +63,6 @@ struct GemmKernelRecord {
   std::string cubinSha256;
   std::vector<std::string> args = gemmKernelArgNames();
   std::vector<KernelFunctionRecord> functions; ///< One: "main".
-  int64_t workspaceBytesPerRow = 0;
-  int64_t workspaceFixedBytes = 0; ///< Split-K counters; 0 when split == 1.
 };
 
 /// Attention kernels share the record shape; their shape parameters are

@@ -22,8 +22,8 @@
  * is fine inside a capture; cuBLASLt may still load its own kernels on first
  * use, so a capture-critical shape can be warmed up with one eager call.
  *
- * Workspace (cuBLASLt workspace, split-K partial sums sized for the largest
- * M of each whitelist key, and, when the manifest lists the attention kernel,
+ * Workspace (cuBLASLt workspace and, when the manifest lists the attention
+ * kernel,
  * the split-KV counters and partials of attention: the most the launch rule
  * can ask for, about 3.4 MB, whatever B, H, T and S) is reserved and zeroed
  * per context at setup, in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment
@@ -33,7 +33,7 @@
  * setting (a forced split the workspace cannot hold runs in one pass). A stream
  *gets a slot of its own the first time it is used; calls on streams that came
  *after all slots were taken run without workspace (cuBLASLt without workspace;
- *split-K kernels fall back; attention runs in one pass over the keys, splits =
+ *generated GEMMs need none; attention runs in one pass over the keys, splits =
  *1), which is slower but never races. Bindings last as long as the runtime, so
  *reuse a few streams rather than creating one per call. A CUDA graph captured
  *on stream S uses S's slot: do not replay it concurrently with other work that
@@ -121,9 +121,8 @@ MOSS_RUNTIME_API void moss_runtime_destroy(moss_runtime_t rt);
 MOSS_RUNTIME_API const char *moss_runtime_last_error(moss_runtime_t rt);
 
 /* 1 when moss_ffn_gemm with this shape and epilogue runs a generated kernel
- * (given 16-byte aligned pointers and, for split-K kernels, a stream with a
- * workspace slot), 0 when it takes the fallback or the arguments are
- * invalid. */
+ * (given 16-byte aligned pointers), 0 when it takes the fallback or the
+ * arguments are invalid. */
 MOSS_RUNTIME_API int moss_gemm_is_selected(moss_runtime_t rt, int64_t m,
                                            int64_t n, int64_t k,
                                            moss_epilogue_t ep);

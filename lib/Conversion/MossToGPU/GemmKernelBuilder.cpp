@@ -1,13 +1,16 @@
 //===- GemmKernelBuilder.cpp - FFN GEMM kernels as gpu.func ops -----------===//
 //
 // Weight-streaming GEMM for small M (decoder FFN, M = 1..64). The kernel is
-// bound by reading W once, so it skips shared-memory staging: every lane loads
-// its tensor-core fragments straight from global memory with 16-byte loads.
+// bound by the latency and bandwidth of reading W once, so every CTA puts its
+// whole K slice of W and x in flight at once: cp.async 16-byte copies into
+// shared memory, one commit group per stage (a few bk blocks), and the MMAs of
+// stage s start as soon as its group has landed (cp.async.wait_group +
+// bar.sync).
 //
 // A and B are swapped: the MMA computes out^T = W * x^T, so the MMA's 16-row
 // side walks 16 rows of W (n) and its 8-column side walks 8 rows of x (m).
 // A (16x16, "row") is a W tile, B (16x8, "col") is x^T, i.e. x rows that are
-// contiguous in k: both are plain row-major reads of the inputs.
+// contiguous in k: both are plain row-major reads of the staged slab.
 //
 // K permutation. For a 32-wide k chunk, lane (g = lane/4, t = lane%4) loads
 //   wLo = W[n0+g  ][k0+8t .. k0+8t+7]   (4 words of 2 bf16)
@@ -24,6 +27,13 @@
 //
 // Accumulator of m16n8: c0, c1 = out^T[n0+g][m0+2t, m0+2t+1], c2, c3 the
 // same at n0+g+8.
+//
+// Split-K: the `split` CTAs of an output tile form one thread-block cluster
+// (cluster dims (1, 1, split), rank = blockIdx.z). Each leaves its FP32
+// partial tiles in its own shared memory; after a cluster barrier every rank
+// reduces a 1/split share of the tile, reading all ranks' partials through
+// distributed shared memory (mapa + ld.shared::cluster) in the fixed order
+// z = 0..split-1, and applies the epilogue. No workspace, no atomics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,46 +58,34 @@ using namespace mlir;
 namespace moss {
 namespace {
 
-constexpr unsigned kGlobalSpace = 1; // CUDA global memory
-constexpr unsigned kSharedSpace = 3; // CUDA shared memory
+constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
+constexpr unsigned kSharedSpace = 3;        // CUDA shared memory (own CTA)
+constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
-// Padding (floats) of each row of the shared partial tile: lane (g, t) writes
+// Padding (floats) of each row of the FP32 partial tiles: lane (g, t) writes
 // row 2t, column g, so a row stride of bn + 4 puts the four t's 8 banks apart
 // and the warp's 32 stores hit 32 distinct banks. Keeps 16-byte alignment.
+// deriveGemmLaunch sizes the tiles with the same bn + 4.
 constexpr int64_t kPartialRowPad = 4;
-
-// The k loop is software-pipelined in stages: the loads of stage i+1 are
-// issued before the MMAs of stage i (checked in the SASS: the LDG.128s of the
-// next stage precede the HMMAs). A stage is a whole k block when its
-// fragments fit the register budget, else a power-of-two part of it: two
-// stages live at once, and two blocks at the tile rule's cap
-// (2 x 32 loads x 4 regs) would spill.
-constexpr int64_t kMaxLoadsPerStage = 16;
-// Registers per thread besides the two stages and the accumulators
-// (addresses, indices, predicates), measured on ptxas 13.0 output.
-constexpr int64_t kRegisterOverhead = 40;
 
 // 1/sqrt(2) for erf-GELU, as the contract writes it.
 constexpr double kInvSqrt2 = 0.70710678118654752;
 
 /// Kernel parameters, in the order of docs/kernel-abi.md.
-enum KernelArg { kX, kW, kScale, kResidual, kOut, kWorkspace, kM, kNumArgs };
+enum KernelArg { kX, kW, kScale, kResidual, kOut, kM, kNumArgs };
 
 /// Tile shape plus derived quantities used while emitting one kernel.
 struct GemmShape {
   GemmKernelSpec spec;
   config::GemmLaunch launch;
   int64_t mTiles = 0;           ///< m8 tiles per warp: bm8 / 8.
-  int64_t chunksPerStage = 0;   ///< 32-wide k chunks per pipeline stage.
-  int64_t stagesPerBlock = 0;   ///< (bk / 32) / chunksPerStage.
-  int64_t loadsPerChunk = 0;    ///< 16-byte loads per lane per chunk.
-  int64_t kPerSlice = 0;        ///< K / split.
-  int64_t partialRowStride = 0; ///< floats per row of the shared tile.
+  int64_t chunksPerStage = 0;   ///< 32-wide k chunks per stage.
+  int64_t partialRowStride = 0; ///< floats per row of a partial tile.
   int64_t colGroups = 0;        ///< bn / 8: 8-column groups per tile row.
   int64_t epilogueItems = 0;    ///< bm8 * bn / 8 (row, 8-column) groups.
 };
 
-/// Builder state plus the small IR helpers both kernels use. Integer math is
+/// Builder state plus the small IR helpers of the kernel. Integer math is
 /// i32 except offsets that scale with the runtime m (those are i64).
 class Emitter {
 public:
@@ -100,6 +98,7 @@ public:
     bf16 = b.getBF16Type();
     globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
     sharedPtr = LLVM::LLVMPointerType::get(ctx, kSharedSpace);
+    clusterPtr = LLVM::LLVMPointerType::get(ctx, kSharedClusterSpace);
     v4i32 = VectorType::get({4}, i32);
     v4f32 = VectorType::get({4}, f32);
     v8bf16 = VectorType::get({8}, bf16);
@@ -140,6 +139,9 @@ private:
   }
   Value lessU(Value l, int64_t r) { return lessU(l, constOf(l, r)); }
   Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
+  Value select(Value c, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  }
   Value toI64(Value v) { return arith::ExtUIOp::create(b, loc, i64, v); }
   Value constOf(Value like, int64_t v) {
     return like.getType() == i64 ? constI64(v) : constI32(v);
@@ -160,6 +162,9 @@ private:
     return LLVM::GEPOp::create(b, loc, base.getType(), elem, base,
                                ValueRange{offset});
   }
+  Value elementPtr(Value base, Type elem, int64_t offset) {
+    return offset == 0 ? base : elementPtr(base, elem, constI32(offset));
+  }
   /// 16-byte load of data that no kernel writes while this one runs, so the
   /// read-only (non-coherent) cache path is legal: ld.global.nc.v4.
   Value loadReadOnly16(Type type, Value ptr) {
@@ -179,24 +184,20 @@ private:
   }
 
   // --- kernel pieces ---------------------------------------------------------
-  gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name,
-                              int64_t threads);
-  LLVM::GlobalOp createPartialTile(gpu::GPUModuleOp module, StringRef name);
+  gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name);
+  void createSharedBuffer(gpu::GPUModuleOp module, StringRef name);
 
-  struct FragmentPointers {
-    Value wLo, wHi;               ///< W rows n0+g and n0+g+8, at k = 8t.
-    SmallVector<Value> x;         ///< per m8 tile: x row (clamped), k = 8t.
-    SmallVector<Value> xRowValid; ///< per m8 tile: row < m.
-  };
-  FragmentPointers fragmentPointers(Value nRow, Value mCta, Value kBase,
-                                    Value t, Value g, Value m);
-  SmallVector<Value> loadStage(const FragmentPointers &ptrs, Value kOffset);
-  SmallVector<Value> mmaStage(const FragmentPointers &ptrs,
-                              ValueRange fragments, ValueRange acc);
+  /// cp.async of the CTA's slab: W rows [nCta, nCta + bn) then x rows
+  /// [mCta, mCta + bm8) of K slice [kBase, kBase + kPerCta), one commit group
+  /// per stage. x rows the CTA does not own are zero-filled, not read.
+  void issueCopies(Value slab, Value tid, Value nCta, Value mCta, Value kBase,
+                   Value m);
+  /// `body(piece)` for pieces tid, tid + threads, ... < pieces (unrolled).
+  template <typename Fn> void forEachPiece(Value tid, int64_t pieces, Fn body);
+  SmallVector<Value> emitStages(Value slab, Value wn, Value wk, Value g,
+                                Value t);
   SmallVector<Value> mmaChunk(Value wLo, Value wHi, ValueRange x,
                               ValueRange acc);
-  Value stageOffset(Value stage, Value wk);
-  SmallVector<Value> emitKLoop(const FragmentPointers &ptrs, Value wk);
 
   void storePartials(Value tile, ValueRange acc, Value wn, Value wk, Value g,
                      Value t);
@@ -222,74 +223,84 @@ private:
   Location loc;
   const GemmShape &shape;
   const GemmKernelSpec &spec;
-  Type i32, i64, f32, bf16, globalPtr, sharedPtr, mmaResult;
+  Type i32, i64, f32, bf16, globalPtr, sharedPtr, clusterPtr, mmaResult;
   VectorType v4i32, v4f32, v8bf16;
   SmallVector<Value> kernelArgs; ///< Arguments of the kernel being emitted.
 };
 
-gpu::GPUFuncOp Emitter::createKernel(gpu::GPUModuleOp module, StringRef name,
-                                     int64_t threads) {
+gpu::GPUFuncOp Emitter::createKernel(gpu::GPUModuleOp module, StringRef name) {
+  const config::GemmLaunch &launch = shape.launch;
   b.setInsertionPointToEnd(module.getBody());
   auto fn = gpu::GPUFuncOp::create(b, loc, name, kernelType());
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   // Lowers to nvvm.maxntid: ptxas may then use up to 64K/threads registers.
   fn.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-  // .minnctapersm 1: without it ptxas 13 trades a few spilled bytes for a
-  // higher occupancy target on the register-heavy tiles (bm = 32).
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(launch.threads), 1, 1}));
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+  if (spec.split > 1) // .reqnctapercluster 1, 1, split
+    fn->setAttr(
+        NVVM::NVVMDialect::getClusterDimAttrName(),
+        b.getDenseI32ArrayAttr({1, 1, static_cast<int32_t>(spec.split)}));
   b.setInsertionPointToStart(&fn.getBody().front());
   kernelArgs.assign(fn.getArguments().begin(), fn.getArguments().end());
   return fn;
 }
 
-LLVM::GlobalOp Emitter::createPartialTile(gpu::GPUModuleOp module,
-                                          StringRef name) {
-  const config::GemmLaunch &launch = shape.launch;
-  int64_t floats = launch.warpsK * launch.bm8 * shape.partialRowStride;
+void Emitter::createSharedBuffer(gpu::GPUModuleOp module, StringRef name) {
+  // `.extern .shared .align 16 .b8 name[]`: the launch's dynamic shared
+  // memory (launch.sharedBytes), as gpu.dynamic_shared_memory lowers.
   b.setInsertionPointToEnd(module.getBody());
-  return LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(f32, floats),
-                                /*isConstant=*/false, LLVM::Linkage::Internal,
-                                name, Attribute(), /*alignment=*/16,
-                                kSharedSpace);
+  LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                         /*isConstant=*/false, LLVM::Linkage::External, name,
+                         Attribute(), /*alignment=*/16, kSharedSpace);
 }
 
-Emitter::FragmentPointers Emitter::fragmentPointers(Value nRow, Value mCta,
-                                                    Value kBase, Value t,
-                                                    Value g, Value m) {
-  const int64_t k = spec.k;
-  FragmentPointers ptrs;
-  Value kLane = toI64(add(kBase, mul(t, 8)));
-  ptrs.wLo = elementPtr(arg(kW), bf16, add(mul(toI64(nRow), k), kLane));
-  ptrs.wHi = elementPtr(ptrs.wLo, bf16, constI64(8 * k));
-  // Rows >= m read row m-1 (always valid: no CTA runs when m == 0) and the
-  // loaded value is replaced by zero, so no load leaves the x allocation.
-  Value lastRow = arith::SubIOp::create(b, loc, m, constI32(1));
-  for (int64_t j = 0; j < shape.mTiles; ++j) {
-    Value row = add(add(mCta, g), 8 * j);
-    Value valid = lessU(row, m);
-    Value safeRow = arith::SelectOp::create(b, loc, valid, row, lastRow);
-    ptrs.x.push_back(
-        elementPtr(arg(kX), bf16, add(mul(toI64(safeRow), k), kLane)));
-    ptrs.xRowValid.push_back(valid);
+template <typename Fn>
+void Emitter::forEachPiece(Value tid, int64_t pieces, Fn body) {
+  const int64_t threads = shape.launch.threads;
+  for (int64_t first = 0; first < pieces; first += threads) {
+    Value piece = add(tid, first);
+    Value inRange = first + threads > pieces ? lessU(piece, pieces) : Value();
+    emitIf(inRange, [&] { body(piece); });
   }
-  return ptrs;
 }
 
-SmallVector<Value> Emitter::loadStage(const FragmentPointers &ptrs,
-                                      Value kOffset) {
-  SmallVector<Value> fragments;
-  for (int64_t c = 0; c < shape.chunksPerStage; ++c) {
-    Value offset = add(kOffset, 32 * c);
-    fragments.push_back(
-        loadReadOnly16(v4i32, elementPtr(ptrs.wLo, bf16, offset)));
-    fragments.push_back(
-        loadReadOnly16(v4i32, elementPtr(ptrs.wHi, bf16, offset)));
-    for (int64_t j = 0; j < shape.mTiles; ++j)
-      fragments.push_back(
-          loadReadOnly16(v4i32, elementPtr(ptrs.x[j], bf16, offset)));
+void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
+                          Value kBase, Value m) {
+  const config::GemmLaunch &launch = shape.launch;
+  const int64_t k = spec.k, rowElems = launch.slabRowElems;
+  const int64_t stageK = launch.stageK;
+  const int64_t piecesPerRow = stageK / 8; // 16-byte pieces of a stage row
+  auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
+                  Value base, Value srcBytes) {
+    Value kSlice = add(kInStage, stage * stageK);
+    Value src = elementPtr(
+        base, bf16, add(mul(toI64(globalRow), k), toI64(add(kBase, kSlice))));
+    Value dst = elementPtr(slab, bf16, add(mul(slabRow, rowElems), kSlice));
+    NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16,
+                            NVVM::LoadCacheModifierKind::CG, srcBytes);
+  };
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {
+      Value row = divU(piece, piecesPerRow);
+      Value kInStage = mul(remU(piece, piecesPerRow), 8);
+      copy(add(nCta, row), row, kInStage, stage, arg(kW), Value());
+    });
+    forEachPiece(tid, launch.bm8 * piecesPerRow, [&](Value piece) {
+      Value row = divU(piece, piecesPerRow);
+      Value kInStage = mul(remU(piece, piecesPerRow), 8);
+      Value xRow = add(mCta, row);
+      // Rows past m, and rows past bm (the next CTA's), are zero-filled:
+      // src-size 0 reads nothing, and mCta < m is a valid address.
+      Value owned = lessU(xRow, m);
+      if (spec.bm < launch.bm8)
+        owned = both(owned, lessU(row, spec.bm));
+      Value srcBytes = select(owned, constI32(16), constI32(0));
+      copy(select(owned, xRow, mCta), add(row, spec.bn), kInStage, stage,
+           arg(kX), srcBytes);
+    });
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
-  return fragments;
 }
 
 SmallVector<Value> Emitter::mmaChunk(Value wLo, Value wHi, ValueRange x,
@@ -316,73 +327,45 @@ SmallVector<Value> Emitter::mmaChunk(Value wLo, Value wHi, ValueRange x,
   return out;
 }
 
-SmallVector<Value> Emitter::mmaStage(const FragmentPointers &ptrs,
-                                     ValueRange fragments, ValueRange acc) {
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(v4i32));
-  SmallVector<Value> out(acc.begin(), acc.end());
-  for (int64_t c = 0; c < shape.chunksPerStage; ++c) {
-    ValueRange chunk =
-        fragments.slice(c * shape.loadsPerChunk, shape.loadsPerChunk);
-    // Zero x rows >= m here, where the MMA consumes them: a select next to
-    // the (prefetch) load would stall the warp on that load.
-    SmallVector<Value> x;
-    for (int64_t j = 0; j < shape.mTiles; ++j)
-      x.push_back(arith::SelectOp::create(b, loc, ptrs.xRowValid[j],
-                                          chunk[2 + j], zero));
-    out = mmaChunk(chunk[0], chunk[1], x, out);
-  }
-  return out;
-}
-
-/// k offset (inside the CTA's K slice) of the warp's `stage`-th stage: warp
-/// wk owns k blocks wk, wk + warpsK, ... and walks each in stagesPerBlock
-/// stages.
-Value Emitter::stageOffset(Value stage, Value wk) {
-  const int64_t perBlock = shape.stagesPerBlock;
-  Value block = add(wk, mul(divU(stage, perBlock), shape.launch.warpsK));
-  Value offset = mul(block, spec.bk);
-  if (perBlock == 1)
-    return offset;
-  return add(offset, mul(remU(stage, perBlock), 32 * shape.chunksPerStage));
-}
-
-SmallVector<Value> Emitter::emitKLoop(const FragmentPointers &ptrs, Value wk) {
+SmallVector<Value> Emitter::emitStages(Value slab, Value wn, Value wk, Value g,
+                                       Value t) {
   const config::GemmLaunch &launch = shape.launch;
-  // Warp-uniform trip count: ceil((kBlocks - wk) / warpsK) blocks; warpsK <=
-  // kBlocks, so every warp owns at least one.
-  Value ownedBlocks = divU(
-      add(arith::SubIOp::create(b, loc, constI32(launch.kBlocksPerCta), wk),
-          launch.warpsK - 1),
-      launch.warpsK);
-  Value stages = mul(ownedBlocks, shape.stagesPerBlock);
+  const int64_t rowElems = launch.slabRowElems;
+  const int64_t perStage = shape.chunksPerStage, warpsK = launch.warpsK;
+  // Lane (g, t) reads W slab rows 16wn + g (+8) and x slab rows bn + 8j + g,
+  // at k = 32c + 8t of chunk c.
+  Value wLo = elementPtr(slab, bf16,
+                         add(mul(add(mul(wn, 16), g), rowElems), mul(t, 8)));
+  Value wHi = elementPtr(wLo, bf16, 8 * rowElems);
+  SmallVector<Value> xRows;
+  for (int64_t j = 0; j < shape.mTiles; ++j)
+    xRows.push_back(elementPtr(
+        slab, bf16, add(mul(add(g, spec.bn + 8 * j), rowElems), mul(t, 8))));
 
-  SmallVector<Value> init = loadStage(ptrs, stageOffset(constI32(0), wk));
-  const size_t numFragments = init.size();
-  init.append(4 * shape.mTiles, constF32(0.0));
-
-  auto loop =
-      scf::ForOp::create(b, loc, constI32(0), stages, constI32(1), init);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(loop.getBody());
-  ValueRange carried = loop.getRegionIterArgs();
-  ValueRange current = carried.take_front(numFragments);
-  // Prefetch: the next stage's loads go out before this stage's MMAs.
-  Value next = add(loop.getInductionVar(), 1);
-  auto prefetch =
-      scf::IfOp::create(b, loc, current.getTypes(), lessU(next, stages),
-                        /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToEnd(prefetch.thenBlock());
-    scf::YieldOp::create(b, loc, loadStage(ptrs, stageOffset(next, wk)));
-    b.setInsertionPointToEnd(prefetch.elseBlock());
-    scf::YieldOp::create(b, loc, current);
+  SmallVector<Value> acc(4 * shape.mTiles, constF32(0.0));
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    // Stage `stage`'s group is the oldest one still pending: wait for it,
+    // then bar.sync makes every thread's copies visible to every warp.
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, launch.stages - 1 - stage);
+    gpu::BarrierOp::create(b, loc);
+    // Warp wk takes the stage's chunks c with c % warpsK == wk.
+    const int64_t begin = stage * perStage;
+    Value first = add(remU(add(wk, warpsK - begin % warpsK), warpsK), begin);
+    auto loop = scf::ForOp::create(b, loc, first, constI32(begin + perStage),
+                                   constI32(warpsK), acc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value offset = mul(loop.getInductionVar(), 32);
+    Value lo = load16(v4i32, elementPtr(wLo, bf16, offset));
+    Value hi = load16(v4i32, elementPtr(wHi, bf16, offset));
+    SmallVector<Value> x;
+    for (Value row : xRows)
+      x.push_back(load16(v4i32, elementPtr(row, bf16, offset)));
+    scf::YieldOp::create(b, loc, mmaChunk(lo, hi, x, loop.getRegionIterArgs()));
+    b.setInsertionPointAfter(loop);
+    acc.assign(loop.getResults().begin(), loop.getResults().end());
   }
-  SmallVector<Value> yielded(prefetch.getResults());
-  llvm::append_range(yielded,
-                     mmaStage(ptrs, current, carried.drop_front(numFragments)));
-  scf::YieldOp::create(b, loc, yielded);
-  return SmallVector<Value>(loop.getResults().drop_front(numFragments));
+  return acc;
 }
 
 void Emitter::storePartials(Value tile, ValueRange acc, Value wn, Value wk,
@@ -412,7 +395,7 @@ std::pair<Value, Value> Emitter::sumPartials(Value tile, Value mLocal,
     Value ptr =
         elementPtr(tile, f32, add(base, wk * shape.launch.bm8 * stride));
     Value partLo = load16(v4f32, ptr);
-    Value partHi = load16(v4f32, elementPtr(ptr, f32, constI32(4)));
+    Value partHi = load16(v4f32, elementPtr(ptr, f32, 4));
     lo = lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
     hi = hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
   }
@@ -471,9 +454,9 @@ Value Emitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n) {
 
 void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   const config::GemmLaunch &launch = shape.launch;
-  std::string tileName = "__" + spec.name + "_partials";
-  createPartialTile(module, tileName);
-  createKernel(module, spec.name, launch.threads);
+  std::string bufferName = "__" + spec.name + "_smem";
+  createSharedBuffer(module, bufferName);
+  createKernel(module, spec.name);
 
   Value tid = threadIdx();
   Value laneId = remU(tid, 32), warp = divU(tid, 32);
@@ -482,31 +465,39 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   Value m = arg(kM);
   Value nCta = mul(blockIdx(gpu::Dimension::x), spec.bn);
   Value mCta = mul(blockIdx(gpu::Dimension::y), spec.bm);
+  // With a cluster of (1, 1, split) and gridDim.z = split, blockIdx.z is both
+  // the K slice and the CTA's rank in its cluster.
   Value slice = spec.split > 1 ? blockIdx(gpu::Dimension::z) : constI32(0);
 
-  Value nRow = add(add(nCta, mul(wn, 16)), g);
-  FragmentPointers ptrs =
-      fragmentPointers(nRow, mCta, mul(slice, shape.kPerSlice), t, g, m);
-  SmallVector<Value> acc = emitKLoop(ptrs, wk);
+  Value smem = LLVM::AddressOfOp::create(b, loc, sharedPtr, bufferName);
+  issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m);
+  SmallVector<Value> acc = emitStages(smem, wn, wk, g, t);
 
-  Value tile = LLVM::AddressOfOp::create(b, loc, sharedPtr, tileName);
-  storePartials(tile, acc, wn, wk, g, t);
+  // The partial tiles reuse the slab: wait until every warp is done with it.
   gpu::BarrierOp::create(b, loc);
+  storePartials(smem, acc, wn, wk, g, t);
 
   // Each thread finishes (row, 8 columns) groups; consecutive threads take
-  // consecutive column groups so the 16-byte stores coalesce. `body` gets the
+  // consecutive column groups so the 16-byte stores coalesce. A split-K rank
+  // finishes items [rank * share, (rank + 1) * share). `body` gets the
   // group's tile row, its output row and column.
   const int64_t items = shape.epilogueItems;
-  auto forEachItem = [&](auto body) {
-    for (int64_t first = 0; first < items; first += launch.threads) {
-      Value item = add(tid, first);
+  auto forEachItem = [&](bool rankShare, auto body) {
+    const int64_t share =
+        rankShare ? (items + spec.split - 1) / spec.split : items;
+    Value rankBase = rankShare ? mul(slice, share) : Value();
+    for (int64_t first = 0; first < share; first += launch.threads) {
+      Value local = add(tid, first);
+      Value item = rankBase ? add(rankBase, local) : local;
       Value mLocal = divU(item, shape.colGroups);
       Value nLocal = mul(remU(item, shape.colGroups), 8);
       Value row = add(mCta, mLocal);
       Value store = lessU(row, m);
       if (spec.bm < launch.bm8) // rows past bm belong to the next CTA
         store = both(store, lessU(mLocal, spec.bm));
-      if (first + launch.threads > items)
+      if (first + launch.threads > share)
+        store = both(store, lessU(local, share));
+      if (share * spec.split > items)
         store = both(store, lessU(item, items));
       emitIf(store, [&] { body(mLocal, nLocal, row, add(nCta, nLocal)); });
     }
@@ -517,89 +508,50 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
     store16(applyEpilogue(lo, hi, rowOffset, n), outPtr);
   };
 
+  gpu::BarrierOp::create(b, loc);
   if (spec.split == 1) {
-    forEachItem([&](Value mLocal, Value nLocal, Value row, Value n) {
-      auto [lo, hi] = sumPartials(tile, mLocal, nLocal);
+    forEachItem(false, [&](Value mLocal, Value nLocal, Value row, Value n) {
+      auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
       writeOut(lo, hi, row, n);
     });
     gpu::ReturnOp::create(b, loc);
     return;
   }
 
-  // Split-K, reduced in this kernel (docs/kernel-abi.md): every CTA writes
-  // its FP32 partial tile to workspace partials[slice][row][n] ...
-  Value partials = elementPtr(arg(kWorkspace), f32,
-                              constI64(config::kGemmSplitCounterBytes / 4));
-  Value sliceStride = mul(toI64(m), spec.n);
-  auto partialPtr = [&](Value sliceIndex, Value row, Value n) {
-    Value wsRow = add(mul(toI64(sliceIndex), toI64(m)), toI64(row));
-    return elementPtr(partials, f32, add(mul(wsRow, spec.n), toI64(n)));
-  };
-  forEachItem([&](Value mLocal, Value nLocal, Value row, Value n) {
-    auto [lo, hi] = sumPartials(tile, mLocal, nLocal);
-    Value wsPtr = partialPtr(slice, row, n);
-    store16(lo, wsPtr);
-    store16(hi, elementPtr(wsPtr, f32, constI32(4)));
+  // Split-K: each CTA first sums its warps' tiles into tile wk = 0 (each
+  // item is read and written by one thread), so a remote rank reads one
+  // tile. Then the cluster barrier (release / acquire at cluster scope)
+  // makes every rank's tile visible to the whole cluster.
+  forEachItem(false, [&](Value mLocal, Value nLocal, Value, Value) {
+    auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
+    Value ptr =
+        elementPtr(smem, f32, add(mul(mLocal, shape.partialRowStride), nLocal));
+    store16(lo, ptr);
+    store16(hi, elementPtr(ptr, f32, 4));
   });
-  // ... then, once all of the CTA's stores are done (barrier), thread 0
-  // releases them (fence.acq_rel.gpu) and counts the CTA in on the output
-  // tile's counter. The CTA that sees split - 1 arrived last: it acquires the
-  // other slices (second fence), resets the counter for the next call (no
-  // CTA of this launch touches it again) and tells the CTA through a
-  // reducing barrier.
-  gpu::BarrierOp::create(b, loc);
-  Value tileIndex = add(mul(blockIdx(gpu::Dimension::y), launch.gridX),
-                        blockIdx(gpu::Dimension::x));
-  Value counter = elementPtr(arg(kWorkspace), i32, tileIndex);
-  Value isThread0 =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0));
-  auto arrive = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, isThread0,
-                                  /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(arrive.thenBlock());
-    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
-    Value arrived = LLVM::AtomicRMWOp::create(
-        b, loc, LLVM::AtomicBinOp::add, counter, constI32(1),
-        LLVM::AtomicOrdering::monotonic, "device", /*alignment=*/4);
-    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       arrived, constI32(spec.split - 1));
-    emitIf(last, [&] {
-      LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, "device");
-      LLVM::StoreOp::create(b, loc, constI32(0), counter, /*alignment=*/4);
-    });
-    scf::YieldOp::create(b, loc, last);
-    b.setInsertionPointToStart(arrive.elseBlock());
-    scf::YieldOp::create(
-        b, loc,
-        arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult());
-  }
-  auto lastBarrier = NVVM::BarrierOp::create(
-      b, loc, i32, /*barrierId=*/Value(), /*numberOfThreads=*/Value(),
-      NVVM::BarrierReductionAttr::get(b.getContext(),
-                                      NVVM::BarrierReduction::OR),
-      arith::ExtUIOp::create(b, loc, i32, arrive.getResult(0)));
-  Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                       lastBarrier.getRes(), constI32(0));
-  emitIf(isLast, [&] {
-    forEachItem([&](Value, Value, Value row, Value n) {
-      Value first = partialPtr(constI32(0), row, n);
-      Value lo, hi;
-      // Slices in order z = 0..split-1: deterministic, as the ABI requires.
-      // Plain (coherent) loads: other CTAs of this launch wrote them.
-      for (int64_t z = 0; z < spec.split; ++z) {
-        Value ptr =
-            z == 0 ? first : elementPtr(first, f32, mul(sliceStride, z));
-        Value partLo = load16(v4f32, ptr);
-        Value partHi = load16(v4f32, elementPtr(ptr, f32, constI32(4)));
-        lo =
-            lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
-        hi =
-            hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
-      }
-      writeOut(lo, hi, row, n);
-    });
+  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  SmallVector<Value> ranks;
+  for (int64_t z = 0; z < spec.split; ++z)
+    ranks.push_back(
+        NVVM::MapaOp::create(b, loc, clusterPtr, smem, constI32(z)));
+  forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
+    Value lo, hi;
+    Value offset = add(mul(mLocal, shape.partialRowStride), nLocal);
+    // Slices in order z = 0..split-1: deterministic, as the ABI requires.
+    for (Value remote : ranks) {
+      Value ptr = elementPtr(remote, f32, offset);
+      Value partLo = load16(v4f32, ptr);
+      Value partHi = load16(v4f32, elementPtr(ptr, f32, 4));
+      lo = lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
+      hi = hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
+    }
+    writeOut(lo, hi, row, n);
   });
+  // No CTA may exit (and free its shared memory) while another rank may
+  // still read its partials.
+  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -633,29 +585,17 @@ LogicalResult buildGemmKernels(OpBuilder &b, Location loc,
                   << " (expected 0 none, 1 gelu, 2 layerscale_residual)";
   if (!isPlainIdentifier(spec.name))
     return fail() << "kernel name must match [A-Za-z_][A-Za-z0-9_]*";
-  for (std::string symbol : {spec.name, "__" + spec.name + "_partials"}) {
+  for (std::string symbol : {spec.name, "__" + spec.name + "_smem"}) {
     if (SymbolTable::lookupSymbolIn(module, symbol))
       return fail() << "symbol '" << symbol << "' already exists in "
                     << module.getName();
   }
 
-  const config::GemmLaunch &launch = shape.launch;
-  shape.mTiles = launch.bm8 / 8;
-  shape.loadsPerChunk = 2 + shape.mTiles;
-  // 64K registers per SM shared by the CTA, at most 255 per thread.
-  int64_t registers = std::min<int64_t>(255, 65536 / launch.threads);
-  int64_t maxStageLoads = std::min<int64_t>(
-      kMaxLoadsPerStage,
-      (registers - kRegisterOverhead - 4 * shape.mTiles) / (2 * 4));
-  shape.chunksPerStage = spec.bk / 32;
-  while (shape.chunksPerStage > 1 &&
-         shape.chunksPerStage * shape.loadsPerChunk > maxStageLoads)
-    shape.chunksPerStage /= 2;
-  shape.stagesPerBlock = spec.bk / 32 / shape.chunksPerStage;
-  shape.kPerSlice = spec.k / spec.split;
+  shape.mTiles = shape.launch.bm8 / 8;
+  shape.chunksPerStage = shape.launch.stageK / 32;
   shape.partialRowStride = spec.bn + kPartialRowPad;
   shape.colGroups = spec.bn / 8;
-  shape.epilogueItems = launch.bm8 * spec.bn / 8;
+  shape.epilogueItems = shape.launch.bm8 * spec.bn / 8;
 
   OpBuilder::InsertionGuard guard(b);
   Emitter emitter(b, loc, shape);

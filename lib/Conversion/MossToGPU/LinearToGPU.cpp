@@ -97,44 +97,26 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
       return tensor ? basePointer(rw, loc, toBuffer(rw, loc, tensor), ptrType)
                     : null;
     };
-    Value workspace = null;
-    if (tile.getSplit() > 1) {
-      // Workspace of docs/kernel-abi.md: the split-K counters (zero before
-      // the launch; the kernel leaves them zero) and then the FP32 partials.
-      const int64_t counterWords = config::kGemmSplitCounterBytes / 4;
-      Value words = arith::AddIOp::create(
-          rw, loc, indexConst(rw, loc, counterWords),
-          arith::MulIOp::create(rw, loc, mIndex,
-                                indexConst(rw, loc, tile.getSplit() * n)));
-      auto wsType = MemRefType::get({ShapedType::kDynamic}, rw.getF32Type());
-      Value wsBuf = memref::AllocOp::create(rw, loc, wsType, words);
-      Value counters = memref::SubViewOp::create(
-          rw, loc, wsBuf, ArrayRef<OpFoldResult>{rw.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{rw.getIndexAttr(counterWords)},
-          ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
-      gpu::MemsetOp::create(
-          rw, loc, /*asyncToken=*/Type(), /*asyncDependencies=*/ValueRange(),
-          counters,
-          arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0)));
-      workspace = basePointer(rw, loc, wsBuf, ptrType);
-    }
     Value m32 = arith::IndexCastOp::create(rw, loc, rw.getI32Type(), mIndex);
     SmallVector<Value> args = {basePointer(rw, loc, xBuf, ptrType),
                                basePointer(rw, loc, wBuf, ptrType),
                                ptrOf(adaptor.getScale()),
                                ptrOf(adaptor.getResidual()),
                                basePointer(rw, loc, outBuf, ptrType),
-                               workspace,
                                m32};
 
-    // Launch rule of docs/kernel-abi.md: grid (N/bn, ceil(M/bm), split).
+    // Launch rule of docs/kernel-abi.md: grid (N/bn, ceil(M/bm), split),
+    // the kernel's dynamic shared memory; the split-K cluster shape is the
+    // kernel's own (.reqnctapercluster), not a launch operand.
     Value one = indexConst(rw, loc, 1);
     Value gridY = arith::CeilDivUIOp::create(
         rw, loc, mIndex, indexConst(rw, loc, launch.gridYPerM));
     gpu::KernelDim3 grid{indexConst(rw, loc, launch.gridX), gridY,
                          indexConst(rw, loc, launch.gridZ)};
     gpu::KernelDim3 block{indexConst(rw, loc, launch.threads), one, one};
-    gpu::LaunchFuncOp::create(rw, loc, mainFn, grid, block, Value(), args);
+    Value sharedBytes = arith::ConstantOp::create(
+        rw, loc, rw.getI32IntegerAttr(launch.sharedBytes));
+    gpu::LaunchFuncOp::create(rw, loc, mainFn, grid, block, sharedBytes, args);
     Value result = bufferization::ToTensorOp::create(
         rw, loc, op.getResult().getType(), outBuf, /*restrict=*/true,
         /*writable=*/true);

@@ -1,21 +1,45 @@
 // RUN: moss-opt %s -split-input-file -moss-convert-to-gpu | FileCheck %s
 
-// A tiled GEMM becomes its kernel (NVVM tensor-core ops, FP32 partials in
-// shared memory, exact erf from math.erf) and a launch with the runtime M.
+// A tiled GEMM becomes its kernel and a launch with the runtime M. The CTA's
+// W and x slab goes to dynamic shared memory by cp.async, one commit group
+// per stage (768 / 128 = 6 stages); each stage's MMAs wait for its group.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: gpu.module @moss_kernels
-// CHECK: llvm.mlir.global internal @__linear_n3072_k768_gelu_bm16_bn64_bk64_s1_partials() {addr_space = 3 : i32
-// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn64_bk64_s1]](%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32) kernel
+// CHECK: llvm.mlir.global external @[[SMEM:__linear_n3072_k768_gelu_bm16_bn64_bk64_s1_smem]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn64_bk64_s1]](%[[XP:.*]]: !llvm.ptr<1>, %[[WP:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// CHECK: llvm.load {{.*}}vector<4xi32>
+// CHECK-NOT: nvvm.cluster_dim
+// CHECK: %[[SLAB:.*]] = llvm.mlir.addressof @[[SMEM]] : !llvm.ptr<3>
+// CHECK: llvm.getelementptr %[[WP]]
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
+// x rows past M are zero-filled (src-size 0), not read.
+// CHECK: %[[OWNED:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : i32
+// CHECK: %[[SRCBYTES:.*]] = arith.select %[[OWNED]], %c16_i32{{.*}}, %c0_i32
+// CHECK: llvm.getelementptr %[[XP]]
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %[[SRCBYTES]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-COUNT-5: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 5
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> vector<4xi32>
 // CHECK: nvvm.mma.sync
 // CHECK-SAME: layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>
 // CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: nvvm.cp.async.wait.group 4
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for
+// The partial tiles reuse the slab once every warp is done with it.
+// CHECK: gpu.barrier
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
 // CHECK: gpu.barrier
 // CHECK: arith.truncf {{.*}} to bf16
 // CHECK: math.erf
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
 // CHECK: gpu.return
-// CHECK-NOT: _reduce
+// CHECK-NOT: nvvm.cluster
 // CHECK-LABEL: func.func @gelu
 // CHECK-SAME: (%[[X:.*]]: tensor<?x768xbf16>, %[[W:.*]]: tensor<3072x768xbf16>)
 // CHECK-DAG: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only
@@ -24,7 +48,9 @@
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[DIM]]) : memref<?x3072xbf16>
 // CHECK: %[[M32:.*]] = arith.index_cast %[[DIM]] : index to i32
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[DIM]], %c16
-// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c48, %[[GY]], %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) args({{.*}}, %[[M32]] : i32)
+// (64 + 16) rows of 768 + 32 bf16: 128000 bytes.
+// CHECK: %[[SHARED:.*]] = arith.constant 128000 : i32
+// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c48, %[[GY]], %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]] args({{.*}}, %[[M32]] : i32)
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
 // CHECK-NOT: moss.
@@ -35,45 +61,47 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 
 // -----
 
-// split > 1: one kernel. Each CTA writes its FP32 partial tile to the
-// workspace after the 16384 tile counters, thread 0 releases it and counts the
-// CTA in; the last of the split CTAs (the reducing barrier tells the CTA)
-// acquires, resets the counter, sums the slices and applies the epilogue.
-// The host zeroes the counters of the workspace it allocates.
+// split > 1: one kernel, whose split CTAs form a (1, 1, split) cluster. Each
+// leaves its FP32 partial tiles in its own shared memory; after a cluster
+// barrier every rank reads all ranks' partials (mapa -> shared::cluster) in
+// rank order, applies the epilogue to its share of the tile and waits at a
+// second cluster barrier so no partials disappear while still read. No
+// workspace, no atomics.
 // CHECK-LABEL: module attributes {gpu.container_module}
-// CHECK: gpu.func @[[MAIN:linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2]](%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[WS:.*]]: !llvm.ptr<1>, %{{.*}}: i32) kernel
+// CHECK: gpu.func @[[MAIN:linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2]](%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 2>
+// CHECK: %[[SLAB:.*]] = llvm.mlir.addressof @__linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2_smem
+// CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.barrier
-// CHECK: %[[C16384:.*]] = arith.constant 16384 : i64
-// CHECK: %[[PARTIALS:.*]] = llvm.getelementptr %[[WS]][%[[C16384]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK: scf.if
-// CHECK: llvm.getelementptr %[[PARTIALS]]
-// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
-// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
 // CHECK: gpu.barrier
-// CHECK: %[[COUNTER:.*]] = llvm.getelementptr %[[WS]][%{{.*}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
-// CHECK: scf.if %{{.*}} -> (i1) {
-// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
-// CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[COUNTER]], %{{.*}} syncscope("device") monotonic {alignment = 4 : i64} : !llvm.ptr<1>, i32
-// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[OLD]], %c1_i32
-// CHECK: scf.if %[[LAST]] {
-// CHECK-NEXT: llvm.fence syncscope("device") acq_rel
-// CHECK: llvm.store %{{.*}}, %[[COUNTER]] {alignment = 4 : i64} : i32, !llvm.ptr<1>
-// CHECK: scf.yield %[[LAST]] : i1
-// CHECK: nvvm.barrier #nvvm.reduction<or>
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK-NOT: gpu.func
+// Each CTA sums its warps' tiles into the first before the cluster reads it.
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: %[[RANK0:.*]] = nvvm.mapa %[[SLAB]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: %[[RANK1:.*]] = nvvm.mapa %[[SLAB]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: scf.if
+// CHECK: llvm.getelementptr %[[RANK0]]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK: llvm.getelementptr %[[RANK1]]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
-// CHECK: gpu.return
-// CHECK-NOT: _reduce
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: gpu.return
+// CHECK-NOT: llvm.atomicrmw
 // CHECK-LABEL: func.func @layerscale_split
-// CHECK: %[[WORDS:.*]] = arith.addi %c16384, %{{.*}} : index
-// CHECK: %[[WSB:.*]] = memref.alloc(%[[WORDS]]) : memref<?xf32>
-// CHECK: %[[CNT:.*]] = memref.subview %[[WSB]][0] [16384] [1]
-// CHECK: gpu.memset %[[CNT]], %{{.*}} : memref<16384xf32, strided<[1]>>, f32
-// CHECK: gpu.launch_func @moss_kernels::@[[MAIN]] blocks in (%c24, %{{.*}}, %c2) threads in (%c256,
+// CHECK-NOT: memref.alloc() : memref<?xf32>
+// CHECK-NOT: gpu.memset
+// (32 + 8) rows of 1536 + 32 bf16: 125440 bytes.
+// CHECK: %[[SHARED:.*]] = arith.constant 125440 : i32
+// CHECK: gpu.launch_func @moss_kernels::@[[MAIN]] blocks in (%c24, %{{.*}}, %c2) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]]
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @layerscale_split(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>) -> tensor<4x768xbf16> {

@@ -36,12 +36,11 @@ struct GemmKernelSpec {
 };
 
 /// Appends the kernel of `spec` to `module`: `<name>`, plus one addrspace-3
-/// llvm.mlir.global (`__<name>_partials`, the FP32 tile of the cross-warp
-/// reduction). With split > 1 the kernel also reduces the K slices itself:
-/// each CTA writes FP32 partials to the workspace and the last CTA of an
-/// output tile (an atomic counter at the workspace's start) sums them in
-/// order z = 0..split-1 and applies the epilogue. The kernel takes (x, w,
-/// scale, residual, out, workspace: !llvm.ptr<1>, m: i32) and carries
+/// external llvm.mlir.global (`__<name>_smem`, the launch's dynamic shared
+/// memory: the staged W and x slab, then the FP32 partial tiles). With
+/// split > 1 the kernel carries `nvvm.cluster_dim = [1, 1, split]` and the
+/// cluster reduces the K slices through distributed shared memory. The kernel
+/// takes (x, w, scale, residual, out: !llvm.ptr<1>, m: i32) and carries
 /// `gpu.kernel` and `known_block_size`.
 /// Emits an error at `loc` and returns failure for an illegal spec (tile rule
 /// of docs/kernel-abi.md, unknown epilogue, empty or already used name).
