@@ -271,14 +271,23 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
   const int64_t k = spec.k, rowElems = launch.slabRowElems;
   const int64_t stageK = launch.stageK;
   const int64_t piecesPerRow = stageK / 8; // 16-byte pieces of a stage row
+  // W is read once: .cg (L2 only). x is read by every CTA of a row block:
+  // .ca lets CTAs that share an SM hit L1 for it. Measured on an H200
+  // (benchmarks/results/2026-12-03b-h200): .ca wins for every split == 1
+  // tile and for split-K tiles of bm <= 16; split-K tiles of bm >= 32 (a large
+  // x slice per CTA) lose with it (768x3072 M = 64: 5.20 vs 5.05 us).
+  const NVVM::LoadCacheModifierKind xCache =
+      spec.split == 1 || spec.bm <= 16 ? NVVM::LoadCacheModifierKind::CA
+                                       : NVVM::LoadCacheModifierKind::CG;
   auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
                   Value base, Value srcBytes) {
     Value kSlice = add(kInStage, stage * stageK);
     Value src = elementPtr(
         base, bf16, add(mul(toI64(globalRow), k), toI64(add(kBase, kSlice))));
     Value dst = elementPtr(slab, bf16, add(mul(slabRow, rowElems), kSlice));
-    NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16,
-                            NVVM::LoadCacheModifierKind::CG, srcBytes);
+    NVVM::CpAsyncOp::create(
+        b, loc, dst, src, /*size=*/16,
+        base == arg(kX) ? xCache : NVVM::LoadCacheModifierKind::CG, srcBytes);
   };
   for (int64_t stage = 0; stage < launch.stages; ++stage) {
     forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {

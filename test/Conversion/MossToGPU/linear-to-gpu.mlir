@@ -11,12 +11,14 @@
 // CHECK-NOT: nvvm.cluster_dim
 // CHECK: %[[SLAB:.*]] = llvm.mlir.addressof @[[SMEM]] : !llvm.ptr<3>
 // CHECK: llvm.getelementptr %[[WP]]
+// W goes to shared memory only (.cg); x through L1 (.ca), which the CTAs on one
+// SM share.
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
 // x rows past M are zero-filled (src-size 0), not read.
 // CHECK: %[[OWNED:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : i32
 // CHECK: %[[SRCBYTES:.*]] = arith.select %[[OWNED]], %c16_i32{{.*}}, %c0_i32
 // CHECK: llvm.getelementptr %[[XP]]
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %[[SRCBYTES]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  ca, %[[SRCBYTES]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-COUNT-5: nvvm.cp.async.commit.group
 // CHECK-NOT: nvvm.cp.async.commit.group
