@@ -139,7 +139,9 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   launch.slabRowElems =
       launch.kPerCta + ((launch.kPerCta / 2) % 32 == 0 ? 32 : 0);
   launch.slabBytes = (tile.bn + launch.bm8) * launch.slabRowElems * 2;
-  launch.partialBytes = launch.warpsK * launch.bm8 * (tile.bn + 4) * 4;
+  launch.partialRowFloats = tile.bn + kGemmPartialRowPad;
+  launch.partialBytes =
+      launch.warpsK * launch.bm8 * launch.partialRowFloats * 4;
   launch.sharedBytes = std::max(launch.slabBytes, launch.partialBytes);
   if (launch.sharedBytes > kGemmMaxSharedBytes) {
     err = "shared memory max((bn+bm8)*(K/split+pad)*2, warps_k*bm8*(bn+4)*4) "

@@ -231,7 +231,6 @@ Status ModuleCache::setUp(ContextState &state) {
                          device);
   api.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                          device);
-  bool needsGemm = !kernels.gemm.empty();
   if (kernels.hasKernels() &&
       (major != kSupportedCcMajor || minor != kSupportedCcMinor))
     return failure(MOSS_ERROR_UNSUPPORTED,

@@ -35,6 +35,7 @@ TEST(GemmLaunchTest, ExampleTileForFfnUp) {
   // 384 words per row is 0 (mod 32): padded by 16 words to 400.
   EXPECT_EQ(launch.slabRowElems, 800);
   EXPECT_EQ(launch.slabBytes, (64 + 16) * 800 * 2);
+  EXPECT_EQ(launch.partialRowFloats, 64 + 4);
   EXPECT_EQ(launch.partialBytes, 2 * 16 * 68 * 4);
   EXPECT_EQ(launch.sharedBytes, launch.slabBytes);
   EXPECT_EQ(launch.gridX, 48);

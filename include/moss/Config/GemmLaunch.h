@@ -31,6 +31,10 @@ constexpr int64_t kGemmMaxWarps = 16;
 constexpr int64_t kGemmMaxStages = 8;
 /// Largest portable thread-block cluster: the split-K CTAs of one tile.
 constexpr int64_t kGemmMaxSplit = 8;
+/// Padding (floats) of each row of the FP32 partial tiles: lane (g, t) writes
+/// row 2t, column g, so a row stride of bn + 4 puts the four t's 8 banks apart
+/// and the warp's 32 stores hit 32 distinct banks. Keeps 16-byte alignment.
+constexpr int64_t kGemmPartialRowPad = 4;
 
 struct GemmLaunch {
   int64_t warpsN = 0;       ///< bn / 16: each warp owns 16 n rows.
@@ -44,11 +48,12 @@ struct GemmLaunch {
   int64_t bm8 = 0;          ///< 8 * ceil(bm / 8): rows of the m8 tiles.
   int64_t slabRowElems = 0; ///< bf16 per shared row: kPerCta + bank pad.
   int64_t slabBytes = 0;    ///< (bn + bm8) * slabRowElems * 2: W then x.
-  int64_t partialBytes = 0; ///< warpsK * bm8 * (bn + 4) * 4 (FP32 tiles).
-  int64_t sharedBytes = 0;  ///< max(slabBytes, partialBytes): dynamic.
-  int64_t gridX = 0;        ///< N / bn.
-  int64_t gridYPerM = 0;    ///< bm: gridDim.y = ceil(m / gridYPerM).
-  int64_t gridZ = 0;        ///< split; also the cluster's z extent.
+  int64_t partialRowFloats = 0; ///< bn + kGemmPartialRowPad.
+  int64_t partialBytes = 0;     ///< warpsK * bm8 * partialRowFloats * 4 (FP32).
+  int64_t sharedBytes = 0;      ///< max(slabBytes, partialBytes): dynamic.
+  int64_t gridX = 0;            ///< N / bn.
+  int64_t gridYPerM = 0;        ///< bm: gridDim.y = ceil(m / gridYPerM).
+  int64_t gridZ = 0;            ///< split; also the cluster's z extent.
 };
 
 /// Checks that `tile` is buildable for a GEMM with the given N and K and fills

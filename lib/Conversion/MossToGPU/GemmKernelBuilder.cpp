@@ -62,12 +62,6 @@ constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
 constexpr unsigned kSharedSpace = 3;        // CUDA shared memory (own CTA)
 constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
-// Padding (floats) of each row of the FP32 partial tiles: lane (g, t) writes
-// row 2t, column g, so a row stride of bn + 4 puts the four t's 8 banks apart
-// and the warp's 32 stores hit 32 distinct banks. Keeps 16-byte alignment.
-// deriveGemmLaunch sizes the tiles with the same bn + 4.
-constexpr int64_t kPartialRowPad = 4;
-
 // 1/sqrt(2) for erf-GELU, as the contract writes it.
 constexpr double kInvSqrt2 = 0.70710678118654752;
 
@@ -78,11 +72,10 @@ enum KernelArg { kX, kW, kScale, kResidual, kOut, kM, kNumArgs };
 struct GemmShape {
   GemmKernelSpec spec;
   config::GemmLaunch launch;
-  int64_t mTiles = 0;           ///< m8 tiles per warp: bm8 / 8.
-  int64_t chunksPerStage = 0;   ///< 32-wide k chunks per stage.
-  int64_t partialRowStride = 0; ///< floats per row of a partial tile.
-  int64_t colGroups = 0;        ///< bn / 8: 8-column groups per tile row.
-  int64_t epilogueItems = 0;    ///< bm8 * bn / 8 (row, 8-column) groups.
+  int64_t mTiles = 0;         ///< m8 tiles per warp: bm8 / 8.
+  int64_t chunksPerStage = 0; ///< 32-wide k chunks per stage.
+  int64_t colGroups = 0;      ///< bn / 8: 8-column groups per tile row.
+  int64_t epilogueItems = 0;  ///< bm8 * bn / 8 (row, 8-column) groups.
 };
 
 /// Builder state plus the small IR helpers of the kernel. Integer math is
@@ -201,7 +194,20 @@ private:
 
   void storePartials(Value tile, ValueRange acc, Value wn, Value wk, Value g,
                      Value t);
+  /// Offset (floats) of (row mLocal, column nLocal) in a partial tile.
+  Value tileOffset(Value mLocal, Value nLocal) {
+    return add(mul(mLocal, shape.launch.partialRowFloats), nLocal);
+  }
+  /// Sum of the 8 floats at ptrOf(0), ptrOf(1), ... ptrOf(count - 1), added
+  /// in that order (fixed: the result is bitwise reproducible).
+  template <typename Fn>
+  std::pair<Value, Value> sumGroups(int64_t count, Fn ptrOf);
   std::pair<Value, Value> sumPartials(Value tile, Value mLocal, Value nLocal);
+  /// barrier.cluster.arrive (release) + wait (acquire), all threads.
+  void clusterBarrier() {
+    NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  }
 
   Value applyEpilogue(Value lo, Value hi, Value rowOffset, Value n);
   Value gelu(Value v);
@@ -280,20 +286,20 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
       spec.split == 1 || spec.bm <= 16 ? NVVM::LoadCacheModifierKind::CA
                                        : NVVM::LoadCacheModifierKind::CG;
   auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
-                  Value base, Value srcBytes) {
+                  Value base, NVVM::LoadCacheModifierKind cache,
+                  Value srcBytes) {
     Value kSlice = add(kInStage, stage * stageK);
     Value src = elementPtr(
         base, bf16, add(mul(toI64(globalRow), k), toI64(add(kBase, kSlice))));
     Value dst = elementPtr(slab, bf16, add(mul(slabRow, rowElems), kSlice));
-    NVVM::CpAsyncOp::create(
-        b, loc, dst, src, /*size=*/16,
-        base == arg(kX) ? xCache : NVVM::LoadCacheModifierKind::CG, srcBytes);
+    NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16, cache, srcBytes);
   };
   for (int64_t stage = 0; stage < launch.stages; ++stage) {
     forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {
       Value row = divU(piece, piecesPerRow);
       Value kInStage = mul(remU(piece, piecesPerRow), 8);
-      copy(add(nCta, row), row, kInStage, stage, arg(kW), Value());
+      copy(add(nCta, row), row, kInStage, stage, arg(kW),
+           NVVM::LoadCacheModifierKind::CG, Value());
     });
     forEachPiece(tid, launch.bm8 * piecesPerRow, [&](Value piece) {
       Value row = divU(piece, piecesPerRow);
@@ -306,7 +312,7 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
         owned = both(owned, lessU(row, spec.bm));
       Value srcBytes = select(owned, constI32(16), constI32(0));
       copy(select(owned, xRow, mCta), add(row, spec.bn), kInStage, stage,
-           arg(kX), srcBytes);
+           arg(kX), xCache, srcBytes);
     });
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
@@ -379,7 +385,7 @@ SmallVector<Value> Emitter::emitStages(Value slab, Value wn, Value wk, Value g,
 
 void Emitter::storePartials(Value tile, ValueRange acc, Value wn, Value wk,
                             Value g, Value t) {
-  const int64_t stride = shape.partialRowStride;
+  const int64_t stride = shape.launch.partialRowFloats;
   // Tile layout [warpsK][bm8][bn + pad]; lane owns rows 8j + 2t + {0,1} and
   // columns 16wn + g + {0,8} of its warp's slab (accumulator layout).
   Value row = add(mul(wk, shape.launch.bm8), mul(t, 2));
@@ -394,21 +400,28 @@ void Emitter::storePartials(Value tile, ValueRange acc, Value wn, Value wk,
   }
 }
 
-std::pair<Value, Value> Emitter::sumPartials(Value tile, Value mLocal,
-                                             Value nLocal) {
-  const int64_t stride = shape.partialRowStride;
-  Value base = add(mul(mLocal, stride), nLocal);
+template <typename Fn>
+std::pair<Value, Value> Emitter::sumGroups(int64_t count, Fn ptrOf) {
   Value lo, hi;
-  // Fixed order wk = 0, 1, ... keeps the result bitwise reproducible.
-  for (int64_t wk = 0; wk < shape.launch.warpsK; ++wk) {
-    Value ptr =
-        elementPtr(tile, f32, add(base, wk * shape.launch.bm8 * stride));
+  for (int64_t i = 0; i < count; ++i) {
+    Value ptr = ptrOf(i);
     Value partLo = load16(v4f32, ptr);
     Value partHi = load16(v4f32, elementPtr(ptr, f32, 4));
     lo = lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
     hi = hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
   }
   return {lo, hi};
+}
+
+std::pair<Value, Value> Emitter::sumPartials(Value tile, Value mLocal,
+                                             Value nLocal) {
+  const config::GemmLaunch &launch = shape.launch;
+  Value base = tileOffset(mLocal, nLocal);
+  // Warps in order wk = 0, 1, ...
+  return sumGroups(launch.warpsK, [&](int64_t wk) {
+    return elementPtr(tile, f32,
+                      add(base, wk * launch.bm8 * launch.partialRowFloats));
+  });
 }
 
 Value Emitter::gelu(Value v) {
@@ -533,34 +546,26 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   // makes every rank's tile visible to the whole cluster.
   forEachItem(false, [&](Value mLocal, Value nLocal, Value, Value) {
     auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
-    Value ptr =
-        elementPtr(smem, f32, add(mul(mLocal, shape.partialRowStride), nLocal));
+    Value ptr = elementPtr(smem, f32, tileOffset(mLocal, nLocal));
     store16(lo, ptr);
     store16(hi, elementPtr(ptr, f32, 4));
   });
-  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
-  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  clusterBarrier();
   SmallVector<Value> ranks;
   for (int64_t z = 0; z < spec.split; ++z)
     ranks.push_back(
         NVVM::MapaOp::create(b, loc, clusterPtr, smem, constI32(z)));
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
-    Value lo, hi;
-    Value offset = add(mul(mLocal, shape.partialRowStride), nLocal);
+    Value offset = tileOffset(mLocal, nLocal);
     // Slices in order z = 0..split-1: deterministic, as the ABI requires.
-    for (Value remote : ranks) {
-      Value ptr = elementPtr(remote, f32, offset);
-      Value partLo = load16(v4f32, ptr);
-      Value partHi = load16(v4f32, elementPtr(ptr, f32, 4));
-      lo = lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
-      hi = hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
-    }
+    auto [lo, hi] = sumGroups(spec.split, [&](int64_t z) {
+      return elementPtr(ranks[z], f32, offset);
+    });
     writeOut(lo, hi, row, n);
   });
   // No CTA may exit (and free its shared memory) while another rank may
   // still read its partials.
-  NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
-  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  clusterBarrier();
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -602,7 +607,6 @@ LogicalResult buildGemmKernels(OpBuilder &b, Location loc,
 
   shape.mTiles = shape.launch.bm8 / 8;
   shape.chunksPerStage = shape.launch.stageK / 32;
-  shape.partialRowStride = spec.bn + kPartialRowPad;
   shape.colGroups = spec.bn / 8;
   shape.epilogueItems = shape.launch.bm8 * spec.bn / 8;
 
