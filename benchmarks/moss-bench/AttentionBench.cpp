@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -54,6 +55,7 @@ struct Case {
 struct Row {
   Case c;
   int64_t splits = 0;
+  int64_t kvGroups = 0;
   double bthd = -1, bhtd = -1, bhtdCopy = -1, upstream = -1;
   double errBthd = -1, errBhtdCopy = -1;
   std::string error;
@@ -106,8 +108,18 @@ Row runCase(moss_runtime_t rt, const Case &c, const TimingProtocol &protocol,
     row.upstream = up->second;
   config::AttentionLaunch launch;
   std::string err;
-  if (config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, launch, err))
+  // The launch the runtime makes, tuning overrides included (the runtime
+  // has validated them).
+  auto forced = [](const char *name) {
+    const char *text = std::getenv(name);
+    return text ? std::atoll(text) : 0;
+  };
+  if (config::deriveAttentionLaunch(
+          c.B, c.H, c.T, c.S, forced("MOSS_ATTENTION_SPLITS"),
+          forced("MOSS_ATTENTION_KV_GROUPS"), launch, err)) {
     row.splits = launch.splits;
+    row.kvGroups = launch.kvGroups;
+  }
 
   HostCase host(c, rng);
   size_t outElems = size_t(c.B * c.T * c.H * D);
@@ -207,7 +219,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   std::mt19937_64 rng(2025);
   std::vector<Row> rows;
   std::printf("%4s %4s %4s %3s | %6s | %8s %8s %10s | %8s | %-8s %-8s\n", "H",
-              "S", "T", "B", "splits", "bthd", "bhtd", "bhtd+copy", "upstream",
+              "S", "T", "B", "sp x g", "bthd", "bhtd", "bhtd+copy", "upstream",
               "err", "err cp");
   std::vector<std::array<int64_t, 4>> cases = o.cases;
   const int64_t heads[3][2] = {{20, 125}, {12, 250}, {12, 400}};
@@ -220,11 +232,12 @@ int runAttentionBench(const AttentionBenchOptions &o) {
     Row r = runCase(rt, {hstb[0], hstb[1], hstb[2], hstb[3]}, o.protocol,
                     stream, rng);
     std::printf(
-        "%4lld %4lld %4lld %3lld | %6lld | %8s %8s %10s | %8s | %-8s "
+        "%4lld %4lld %4lld %3lld | %6s | %8s %8s %10s | %8s | %-8s "
         "%-8s%s\n",
         (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
-        (long long)r.splits, formatMeasured(r.bthd).c_str(),
-        formatMeasured(r.bhtd).c_str(), formatMeasured(r.bhtdCopy).c_str(),
+        (std::to_string(r.splits) + "x" + std::to_string(r.kvGroups)).c_str(),
+        formatMeasured(r.bthd).c_str(), formatMeasured(r.bhtd).c_str(),
+        formatMeasured(r.bhtdCopy).c_str(),
         formatMeasured(r.upstream, "%.1f").c_str(),
         formatMeasured(r.errBthd, "%.1e").c_str(),
         formatMeasured(r.errBhtdCopy, "%.1e").c_str(),
@@ -276,6 +289,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
           ", \"T\": " + std::to_string(r.c.T) +
           ", \"B\": " + std::to_string(r.c.B) +
           ", \"splits\": " + std::to_string(r.splits) +
+          ", \"kv_groups\": " + std::to_string(r.kvGroups) +
           ", \"bthd_us\": " + jsonNumber(r.bthd) +
           ", \"bhtd_us\": " + jsonNumber(r.bhtd) +
           ", \"bhtd_copy_us\": " + jsonNumber(r.bhtdCopy) +

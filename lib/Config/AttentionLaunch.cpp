@@ -25,7 +25,9 @@ const std::map<std::string, int64_t> &attentionKernelParams() {
       {"counters", kAttentionCounters},
       {"min_ctas_per_sm", kAttentionMinCtasPerSm},
       {"sms", kAttentionSms},
-      {"max_splits", kAttentionMaxSplits}};
+      {"max_splits", kAttentionMaxSplits},
+      {"max_kv_groups", kAttentionMaxKvGroups},
+      {"max_shared_bytes", kAttentionMaxSharedBytes}};
   return params;
 }
 
@@ -59,23 +61,63 @@ const std::vector<std::string> &attentionKernelArgNames() {
   return names;
 }
 
-int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
-  int64_t warps =
-      std::min(kAttentionMaxWarps, ceilDiv(t, kAttentionRowsPerWarp));
-  int64_t ctas = b * h * ceilDiv(t, kAttentionRowsPerWarp * warps);
-  int64_t slots = kAttentionSms * kAttentionCtasPerSm[warps];
-  int64_t tiles = ceilDiv(s, kAttentionKeysPerTile);
-  if (tiles <= 2)
+std::string attentionKernelSymbol(int64_t kvGroups) {
+  return std::string(kAttentionKernelName) + "_" +
+         attentionKernelRole(kvGroups);
+}
+
+std::string attentionKernelRole(int64_t kvGroups) {
+  return "g" + std::to_string(kvGroups);
+}
+
+namespace {
+int64_t rowWarpsFor(int64_t t) {
+  return std::min(kAttentionMaxWarps, ceilDiv(t, kAttentionRowsPerWarp));
+}
+int64_t stagesFor(int64_t groups) { return groups <= 2 ? 2 : 1; }
+int64_t ctasPerSm(int64_t rowWarps, int64_t groups) {
+  return std::min(kAttentionCtasPerSmByWarps[rowWarps * groups],
+                  kAttentionCtasPerSmBySlots[stagesFor(groups) * groups]);
+}
+int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t wanted) {
+  int64_t most = kAttentionMaxWarps / rowWarps;
+  if (wanted)
+    return std::max<int64_t>(1, std::min({wanted, most, tiles}));
+  int64_t groups = std::min(most, tiles);
+  // Two or more row warps: groups pay only while they leave at most two
+  // trips; longer walks split across CTAs instead.
+  if (rowWarps >= 2 && ceilDiv(tiles, groups) > 2)
+    return 1;
+  return groups;
+}
+/// The rule's split count for `groups` key groups.
+int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
+  int64_t rowWarps = rowWarpsFor(t);
+  int64_t ctas = b * h * ceilDiv(t, kAttentionRowsPerWarp * rowWarps);
+  int64_t slots = kAttentionSms * ctasPerSm(rowWarps, groups);
+  int64_t trips = ceilDiv(ceilDiv(s, kAttentionKeysPerTile), groups);
+  if (trips <= 1)
     return 1;
   int64_t bound = slots / (2 * ctas);
-  int64_t minTilesPerSplit = ctas <= kAttentionFewCtas ? 1 : 2;
-  return std::max<int64_t>(1, std::min({ceilDiv(tiles, minTilesPerSplit), bound,
-                                        kAttentionMaxSplits}));
+  // A split's merge costs in proportion to its rows: one row warp may split
+  // down to one trip, more only in a tiny grid.
+  int64_t minTrips = rowWarps == 1 || ctas <= kAttentionFewCtas ? 1 : 2;
+  return std::max<int64_t>(
+      1, std::min({ceilDiv(trips, minTrips), bound, kAttentionMaxSplits}));
+}
+} // namespace
+
+int64_t chooseAttentionKvGroups(int64_t t, int64_t s) {
+  return groupsFor(rowWarpsFor(t), ceilDiv(s, kAttentionKeysPerTile), 0);
+}
+
+int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
+  return splitsFor(b, h, t, s, chooseAttentionKvGroups(t, s));
 }
 
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
-                           int64_t splits, AttentionLaunch &out,
-                           std::string &err) {
+                           int64_t splits, int64_t kvGroups,
+                           AttentionLaunch &out, std::string &err) {
   const std::pair<const char *, int64_t> sizes[] = {
       {"B", b}, {"H", h}, {"T", t}, {"S", s}};
   for (const auto &[name, value] : sizes) {
@@ -89,11 +131,14 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
     err = "splits = " + std::to_string(splits) + " must be >= 0 (0 = rule)";
     return false;
   }
+  if (kvGroups < 0) {
+    err =
+        "kv_groups = " + std::to_string(kvGroups) + " must be >= 0 (0 = rule)";
+    return false;
+  }
   AttentionLaunch launch;
-  launch.warps =
-      std::min(kAttentionMaxWarps, ceilDiv(t, kAttentionRowsPerWarp));
-  launch.threads = 32 * launch.warps;
-  launch.rowsPerCta = kAttentionRowsPerWarp * launch.warps;
+  launch.rowWarps = rowWarpsFor(t);
+  launch.rowsPerCta = kAttentionRowsPerWarp * launch.rowWarps;
   launch.gridY = ceilDiv(t, launch.rowsPerCta);
   if (b > kMaxGridX / h) {
     err = "B * H = " + std::to_string(b) + " * " + std::to_string(h) +
@@ -107,10 +152,17 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
     return false;
   }
   launch.keyTiles = ceilDiv(s, kAttentionKeysPerTile);
-  int64_t wanted = splits ? splits : chooseAttentionSplits(b, h, t, s);
+  int64_t groups = groupsFor(launch.rowWarps, launch.keyTiles, kvGroups);
+  int64_t wanted = splits ? splits : splitsFor(b, h, t, s, groups);
   wanted = std::min(wanted, launch.keyTiles);
   launch.tilesPerSplit = ceilDiv(launch.keyTiles, wanted);
   launch.splits = ceilDiv(launch.keyTiles, launch.tilesPerSplit);
+  launch.kvGroups = std::min(groups, launch.tilesPerSplit);
+  launch.warps = launch.rowWarps * launch.kvGroups;
+  launch.threads = 32 * launch.warps;
+  launch.stages = stagesFor(launch.kvGroups);
+  launch.sharedBytes = launch.stages * launch.kvGroups * kAttentionSlotBytes +
+                       launch.warps * kAttentionQBytesPerWarp;
   if (launch.splits > 1) {
     // B*H*T rows of the workspace, in 64 bits.
     int64_t rows = launch.gridX;

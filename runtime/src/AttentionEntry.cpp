@@ -149,24 +149,26 @@ struct AttentionCall {
 
 Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                        const LoadedAttention &loaded, const AttentionCall &c,
-                       const WorkspaceSlot *slot, int64_t forcedSplits) {
+                       const WorkspaceSlot *slot, int64_t forcedSplits,
+                       int64_t forcedGroups) {
   const moss_attention_args &a = c.a;
   config::AttentionLaunch launch;
   std::string err;
   // A forced split count (MOSS_ATTENTION_SPLITS) the kernel cannot serve
   // (more row blocks than counters) runs in one pass, like a missing slot.
-  if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, forcedSplits, launch,
-                                     err) &&
+  if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, forcedSplits,
+                                     forcedGroups, launch, err) &&
       (forcedSplits == 0 ||
-       !config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1, launch, err)))
+       !config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1, forcedGroups,
+                                      launch, err)))
     return invalidArgument(err);
   void *workspace = nullptr;
   if (launch.splits > 1) {
     if (slot && slot->attention &&
         slot->attentionBytes >= static_cast<size_t>(launch.workspaceBytes)) {
       workspace = slot->attention;
-    } else if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1, launch,
-                                              err)) {
+    } else if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1,
+                                              forcedGroups, launch, err)) {
       // No workspace (stream without a slot): one pass over the keys.
       return invalidArgument(err);
     }
@@ -195,14 +197,15 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   params[24] = &skip;
   params[25] = &splits;
 
-  const auto &functions = kernel.record.functions;
+  // The function of the launch's key-group count (1..4 by the rule).
+  size_t fn = static_cast<size_t>(launch.kvGroups - 1);
   CUresult result = api.launchKernel(
-      loaded.main, static_cast<unsigned>(launch.gridX),
+      loaded.byGroups[fn], static_cast<unsigned>(launch.gridX),
       static_cast<unsigned>(launch.gridY), static_cast<unsigned>(launch.splits),
-      static_cast<unsigned>(launch.threads), 1, 1, 0, c.stream, params,
-      nullptr);
+      static_cast<unsigned>(launch.threads), 1, 1,
+      static_cast<unsigned>(launch.sharedBytes), c.stream, params, nullptr);
   if (result != CUDA_SUCCESS)
-    return cudaFailure("launching " + functions[kernel.mainIndex].symbol,
+    return cudaFailure("launching " + kernel.record.functions[fn].symbol,
                        result);
   return success();
 }
@@ -236,9 +239,10 @@ Status runAttention(moss_runtime_s &rt, const AttentionCall &c) {
     std::lock_guard<std::mutex> lock(state->mutex);
     slot = state->slotForLocked(streamKey(api, c.stream));
   }
-  status =
-      launchAttention(api, kernels.attention.front(), state->attention.front(),
-                      c, slot, rt.modules->workspaceConfig().attentionSplits);
+  const WorkspaceConfig &tuning = rt.modules->workspaceConfig();
+  status = launchAttention(api, kernels.attention.front(),
+                           state->attention.front(), c, slot,
+                           tuning.attentionSplits, tuning.attentionKvGroups);
   if (!status.ok())
     return failure(status.code, label + status.message);
   return success();

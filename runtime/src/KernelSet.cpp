@@ -172,28 +172,34 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
                  "\" is not a parameter of this "
                  "ABI");
   }
-  if (rec.functions.size() != 1)
+  const size_t count = config::kAttentionMaxKvGroups;
+  if (rec.functions.size() != count)
     return bad("field \"functions\" has " +
-               std::to_string(rec.functions.size()) +
-               " entries, expected one (role \"main\")");
-  const config::KernelFunctionRecord &fn = rec.functions[0];
-  if (fn.role != "main")
-    return bad("field \"functions[0].role\" is " + quoted(fn.role) +
-               ", expected \"main\"");
-  if (fn.symbol != config::kAttentionKernelName)
-    return bad("field \"functions[0].symbol\" is " + quoted(fn.symbol) +
-               ", expected " + quoted(config::kAttentionKernelName));
-  const int64_t threads = 32 * config::kAttentionMaxWarps;
-  if (fn.block[0] != threads || fn.block[1] != 1 || fn.block[2] != 1)
-    return bad("field \"functions[0].block\" is [" +
-               std::to_string(fn.block[0]) + ", " +
-               std::to_string(fn.block[1]) + ", " +
-               std::to_string(fn.block[2]) + "], expected [" +
-               std::to_string(threads) + ", 1, 1]");
-  if (fn.dynamicSharedBytes != 0)
-    return bad("field \"functions[0].dynamic_shared_bytes\" = " +
-               std::to_string(fn.dynamicSharedBytes) + ", expected 0");
-  kernel.mainIndex = 0;
+               std::to_string(rec.functions.size()) + " entries, expected " +
+               std::to_string(count) + " (roles \"g1\" .. \"g" +
+               std::to_string(count) + "\")");
+  for (size_t i = 0; i < count; ++i) {
+    const config::KernelFunctionRecord &fn = rec.functions[i];
+    std::string field = "field \"functions[" + std::to_string(i) + "].";
+    std::string role = config::attentionKernelRole(int64_t(i) + 1);
+    std::string symbol = config::attentionKernelSymbol(int64_t(i) + 1);
+    if (fn.role != role)
+      return bad(field + "role\" is " + quoted(fn.role) + ", expected " +
+                 quoted(role));
+    if (fn.symbol != symbol)
+      return bad(field + "symbol\" is " + quoted(fn.symbol) + ", expected " +
+                 quoted(symbol));
+    const int64_t threads = 32 * config::kAttentionMaxWarps;
+    if (fn.block[0] != threads || fn.block[1] != 1 || fn.block[2] != 1)
+      return bad(field + "block\" is [" + std::to_string(fn.block[0]) + ", " +
+                 std::to_string(fn.block[1]) + ", " +
+                 std::to_string(fn.block[2]) + "], expected [" +
+                 std::to_string(threads) + ", 1, 1]");
+    if (fn.dynamicSharedBytes != config::kAttentionMaxSharedBytes)
+      return bad(field + "dynamic_shared_bytes\" = " +
+                 std::to_string(fn.dynamicSharedBytes) + ", expected " +
+                 std::to_string(config::kAttentionMaxSharedBytes));
+  }
   return success();
 }
 
@@ -293,25 +299,29 @@ Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
 } // namespace
 
 int64_t maxAttentionRuleWorkspaceBytes() {
-  // splits > 1 needs ctas = B*H*gridY <= slots / 2, and the split count
-  // depends only on ctas, the warps (by T) and the key tiles (S); it is at
-  // most ceil(tiles / minTps) with minTps <= 2, capped at kAttentionMaxSplits,
-  // so tiles beyond 2 * kAttentionMaxSplits change nothing; rows = B*H*T <=
-  // ctas * 16 * warps. So B = ctas, H = 1, T = 16 * warps and S = 64 tiles of
-  // keys for every tile count up to that covers every case the rule can
-  // produce.
+  // splits > 1 needs ctas = B*H*gridY <= slots / 4 (a bound of at least 2)
+  // with slots <= 132 * 6, and the split count depends only on ctas, the
+  // row warps (by T) and the key tiles (S); it is at most ceil(trips /
+  // minTrips) with minTrips <= 2 and trips = ceil(tiles / groups), capped at
+  // kAttentionMaxSplits, so tiles beyond 2 * 16 * 4 change nothing; rows =
+  // B*H*T <= ctas * 16 * rowWarps. So B = ctas, H = 1, T = 16 * rowWarps and
+  // S = 64 tiles of keys for every tile count up to that covers every case
+  // the rule can produce.
   int64_t most = 0;
-  for (int64_t warps = 1; warps <= config::kAttentionMaxWarps; ++warps) {
-    int64_t t = config::kAttentionRowsPerWarp * warps;
-    int64_t slots = config::kAttentionSms * config::kAttentionCtasPerSm[warps];
-    for (int64_t ctas = 1; 2 * ctas <= slots; ++ctas) {
-      for (int64_t tiles = 2; tiles <= 2 * config::kAttentionMaxSplits;
+  int64_t maxSlots =
+      config::kAttentionSms * config::kAttentionCtasPerSmBySlots[2];
+  for (int64_t rowWarps = 1; rowWarps <= config::kAttentionMaxWarps;
+       ++rowWarps) {
+    int64_t t = config::kAttentionRowsPerWarp * rowWarps;
+    for (int64_t ctas = 1; 4 * ctas <= maxSlots; ++ctas) {
+      for (int64_t tiles = 2; tiles <= 2 * config::kAttentionMaxSplits *
+                                           config::kAttentionMaxKvGroups;
            ++tiles) {
         config::AttentionLaunch launch;
         std::string err;
         if (config::deriveAttentionLaunch(ctas, 1, t,
                                           tiles * config::kAttentionKeysPerTile,
-                                          0, launch, err))
+                                          0, 0, launch, err))
           most = std::max(most, launch.workspaceBytes);
       }
     }

@@ -40,7 +40,7 @@ struct AttentionKernel {
   config::AttentionKernelRecord record;
   std::string cubinPath;
   std::string cubinBytes;
-  size_t mainIndex = 0; ///< Into record.functions.
+  /// record.functions[g - 1] is the function for g key groups (checked).
 };
 
 struct KernelSet {

@@ -54,15 +54,19 @@ Status intFromEnv(const char *name, long lo, long hi, long &value) {
 Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   WorkspaceConfig config;
   long slots = static_cast<long>(config.slots);
-  long splits = 0;
+  long splits = 0, groups = 0;
   Status status = intFromEnv("MOSS_RUNTIME_WORKSPACE_SLOTS", 1, 64, slots);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_SPLITS", 1,
                         moss::config::kAttentionMaxSplits, splits);
+  if (status.ok())
+    status = intFromEnv("MOSS_ATTENTION_KV_GROUPS", 1,
+                        moss::config::kAttentionMaxKvGroups, groups);
   if (!status.ok())
     return status;
   config.slots = static_cast<size_t>(slots);
   config.attentionSplits = splits;
+  config.attentionKvGroups = groups;
   out = config;
   return success();
 }
@@ -294,9 +298,8 @@ Status ModuleCache::setUp(ContextState &state) {
                              deviceText(api, device, major, minor),
                          result);
     state.attention.push_back(loaded); // Recorded so release() unloads it.
-    {
-      const config::KernelFunctionRecord &fn =
-          kernel.record.functions[kernel.mainIndex];
+    for (size_t g = 0; g < kernel.record.functions.size(); ++g) {
+      const config::KernelFunctionRecord &fn = kernel.record.functions[g];
       CUfunction function = nullptr;
       result =
           api.moduleGetFunction(&function, loaded.module, fn.symbol.c_str());
@@ -317,7 +320,16 @@ Status ModuleCache::setUp(ContextState &state) {
                            std::to_string(fn.block[0]) +
                            " threads but its resources allow only " +
                            std::to_string(maxThreads));
-      state.attention.back().main = function;
+      // Launches ask for up to kAttentionMaxSharedBytes (launch rule).
+      result = api.funcSetAttribute(
+          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+          static_cast<int>(config::kAttentionMaxSharedBytes));
+      if (result != CUDA_SUCCESS)
+        return cudaFailure(
+            "allowing " + std::to_string(config::kAttentionMaxSharedBytes) +
+                " bytes of dynamic shared memory for " + fn.symbol,
+            result);
+      state.attention.back().byGroups[g] = function;
     }
   }
 

@@ -16,6 +16,7 @@
 #include "FallbackEpilogue.h"
 #include "KernelSet.h"
 #include "Status.h"
+#include "moss/Config/AttentionLaunch.h"
 
 #include <cublasLt.h>
 #include <cuda.h>
@@ -36,10 +37,13 @@ struct WorkspaceConfig {
   /// Split-KV count forced on every attention call (0: the launch rule). A
   /// tuning knob for measuring the rule, not a serving setting.
   int64_t attentionSplits = 0;
+  /// Key groups forced likewise (0: the launch rule).
+  int64_t attentionKvGroups = 0;
 };
 
-/// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4) and
-/// MOSS_ATTENTION_SPLITS (1..16, default: the launch rule).
+/// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4),
+/// MOSS_ATTENTION_SPLITS (1..16) and MOSS_ATTENTION_KV_GROUPS (1..4; both
+/// default to the launch rule).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
 struct WorkspaceSlot {
@@ -58,7 +62,8 @@ struct LoadedGemm {
 
 struct LoadedAttention {
   CUmodule module = nullptr;
-  CUfunction main = nullptr;
+  /// byGroups[g - 1]: the function for g key groups.
+  CUfunction byGroups[config::kAttentionMaxKvGroups] = {};
 };
 
 struct ContextState {

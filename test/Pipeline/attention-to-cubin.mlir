@@ -1,19 +1,19 @@
 // REQUIRES: ptxas
 // RUN: moss-opt %s --pass-pipeline="builtin.module(moss-to-cubin{format=isa})" | FileCheck %s
 
-// The attention kernel through the whole pipeline: PTX for sm_90a with BF16
+// The attention kernels (one per key-group count) through the whole pipeline: PTX for sm_90a with BF16
 // tensor cores for QK^T and PV (K by ldmatrix, V by ldmatrix.trans), cp.async
-// into a 32 KiB double buffer, the reducing barrier of skip_empty_tiles, the
-// in-kernel split merge (fence, counter, reducing barrier), and no local
-// memory or calls.
+// into dynamic shared memory, the reducing barriers of the key groups and of
+// skip_empty_tiles, the in-kernel split merge (fence, counter, reducing
+// barrier), and no local memory or calls.
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
 // CHECK-SAME: .target sm_90a
-// CHECK-SAME: .visible .entry streaming_attention_d64(
+// CHECK-SAME: .extern .shared .align 16 .b8 __streaming_attention_d64_smem[];
+// CHECK-SAME: .visible .entry streaming_attention_d64_g1(
 // CHECK-SAME: .maxntid 128, 1, 1
 // CHECK-SAME: .minnctapersm 3
-// CHECK-SAME: .shared .align 16 .b8 __streaming_attention_d64_kv[32768];
-// CHECK-SAME: bar.red.or.pred
 // CHECK-SAME: cp.async.cg.shared.global
+// CHECK-SAME: bar.red.or.pred
 // CHECK-SAME: cp.async.wait_group
 // CHECK-SAME: vote.sync.any.pred
 // CHECK-SAME: ldmatrix.sync.aligned.m8n8.x4.shared.b16
@@ -26,11 +26,19 @@
 // CHECK-SAME: bar.red.or.pred
 // CHECK-SAME: ld.volatile.global.v2.b32
 // CHECK-SAME: st.volatile.global.b32
+// CHECK-SAME: .visible .entry streaming_attention_d64_g2(
+// CHECK-SAME: .visible .entry streaming_attention_d64_g3(
+// CHECK-SAME: .visible .entry streaming_attention_d64_g4(
 // CHECK-NOT: streaming_attention_d64_combine
+// CHECK-NOT: mbarrier
 // CHECK-NOT: .local
 // CHECK-NOT: call
 // CHECK-LABEL: func.func @decoder_attention
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64 blocks
+// CHECK: scf.index_switch
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @decoder_attention(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %m: tensor<?x1x?x400xi1>) -> tensor<?x12x?x64xbf16> {

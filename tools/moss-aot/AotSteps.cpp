@@ -257,8 +257,17 @@ bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
   record.ptx = stem + ".ptx";
   record.args = config::attentionKernelArgNames();
   record.params = config::attentionKernelParams();
-  record.functions.resize(1);
-  return functionRecord(resources, name, "main", {1, 1, 1},
-                        32 * config::kAttentionMaxWarps, record.functions[0],
-                        err) == KernelBuildResult::Built;
+  // One function per key-group count, each with the largest block and the
+  // most shared memory a launch may ask for (the launch rule decides both).
+  record.functions.resize(config::kAttentionMaxKvGroups);
+  for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
+    config::KernelFunctionRecord &fn = record.functions[g - 1];
+    if (functionRecord(resources, config::attentionKernelSymbol(g),
+                       config::attentionKernelRole(g), {1, 1, 1},
+                       32 * config::kAttentionMaxWarps, fn,
+                       err) != KernelBuildResult::Built)
+      return false;
+    fn.dynamicSharedBytes = config::kAttentionMaxSharedBytes;
+  }
+  return true;
 }

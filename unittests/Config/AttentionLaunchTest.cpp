@@ -10,85 +10,127 @@ using namespace moss::config;
 namespace {
 
 AttentionLaunch derive(int64_t b, int64_t h, int64_t t, int64_t s,
-                       int64_t splits = 0) {
+                       int64_t splits = 0, int64_t groups = 0) {
   AttentionLaunch launch;
   std::string err;
-  EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, splits, launch, err)) << err;
+  EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, splits, groups, launch, err))
+      << err;
   return launch;
 }
 
 std::string deriveError(int64_t b, int64_t h, int64_t t, int64_t s,
-                        int64_t splits = 0) {
+                        int64_t splits = 0, int64_t groups = 0) {
   AttentionLaunch launch;
   std::string err;
-  EXPECT_FALSE(deriveAttentionLaunch(b, h, t, s, splits, launch, err));
+  EXPECT_FALSE(deriveAttentionLaunch(b, h, t, s, splits, groups, launch, err));
   return err;
 }
 
-TEST(AttentionLaunchTest, DecodeSplitsTheKeysAcrossCtas) {
-  // T = 1: one warp per CTA, 12 CTAs, so every one of the 7 key tiles gets
-  // a CTA of its own; the last of them merges the splits.
+TEST(AttentionLaunchTest, DecodeUsesKeyGroupsAndSplits) {
+  // T = 1: one row warp, so four key groups share its 7 tiles; 12 CTAs
+  // leave room for a second split, and each split is one trip of 4 tiles.
   AttentionLaunch l = derive(1, 12, 1, 400);
-  EXPECT_EQ(l.warps, 1);
-  EXPECT_EQ(l.threads, 32);
+  EXPECT_EQ(l.rowWarps, 1);
+  EXPECT_EQ(l.kvGroups, 4);
+  EXPECT_EQ(l.warps, 4);
+  EXPECT_EQ(l.threads, 128);
   EXPECT_EQ(l.gridX, 12);
   EXPECT_EQ(l.gridY, 1);
   EXPECT_EQ(l.keyTiles, 7);
-  EXPECT_EQ(l.splits, 7);
-  EXPECT_EQ(l.tilesPerSplit, 1);
+  EXPECT_EQ(l.splits, 2);
+  EXPECT_EQ(l.tilesPerSplit, 4);
+  EXPECT_EQ(l.stages, 1); // 4 groups: one stage of 4 slots
+  EXPECT_EQ(l.sharedBytes, 4 * 16384 + 4 * 2048);
   // 1024 counters, then the partials of 12 rows per split.
-  EXPECT_EQ(l.workspaceBytes, 1024 * 4 + 7 * 12 * 1 * 66 * 4);
+  EXPECT_EQ(l.workspaceBytes, 1024 * 4 + 2 * 12 * 1 * 66 * 4);
 }
 
 TEST(AttentionLaunchTest, LongChunksRunOnePass) {
   AttentionLaunch l = derive(16, 12, 480, 400);
+  EXPECT_EQ(l.rowWarps, 4);
+  EXPECT_EQ(l.kvGroups, 1);
   EXPECT_EQ(l.warps, 4);
   EXPECT_EQ(l.threads, 128);
   EXPECT_EQ(l.rowsPerCta, 64);
   EXPECT_EQ(l.gridX, 192);
   EXPECT_EQ(l.gridY, 8); // ceil(480 / 64)
   EXPECT_EQ(l.splits, 1);
+  EXPECT_EQ(l.stages, 2);
+  EXPECT_EQ(l.sharedBytes, 2 * 16384 + 4 * 2048);
   EXPECT_EQ(l.workspaceBytes, 0);
 }
 
 TEST(AttentionLaunchTest, WarpsFollowTheRows) {
-  EXPECT_EQ(derive(1, 1, 16, 64).warps, 1);
-  EXPECT_EQ(derive(1, 1, 17, 64).warps, 2);
-  EXPECT_EQ(derive(1, 1, 40, 64).warps, 3);
-  EXPECT_EQ(derive(1, 1, 2000, 64).warps, 4);
+  EXPECT_EQ(derive(1, 1, 16, 64).rowWarps, 1);
+  EXPECT_EQ(derive(1, 1, 17, 64).rowWarps, 2);
+  EXPECT_EQ(derive(1, 1, 40, 64).rowWarps, 3);
+  EXPECT_EQ(derive(1, 1, 2000, 64).rowWarps, 4);
   EXPECT_EQ(derive(1, 1, 2000, 64).gridY, 32); // ceil(2000 / 64)
+  // One key tile: nothing for a second group.
+  EXPECT_EQ(derive(1, 1, 16, 64).warps, 1);
 }
 
-TEST(AttentionLaunchTest, RuleFollowsTheMeasuredSweep) {
-  // Two key tiles never split: the merge costs more than a tile.
+TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
+  EXPECT_EQ(chooseAttentionKvGroups(1, 125), 2);  // 2 tiles
+  EXPECT_EQ(chooseAttentionKvGroups(1, 190), 3);  // 3 tiles
+  EXPECT_EQ(chooseAttentionKvGroups(16, 400), 4); // 4 / 1 row warp
+  EXPECT_EQ(chooseAttentionKvGroups(32, 250), 2); // 4 / 2 row warps
+  // Two row warps over 7 tiles: 4 trips of 2 groups; splits instead.
+  EXPECT_EQ(chooseAttentionKvGroups(32, 400), 1);
+  EXPECT_EQ(chooseAttentionKvGroups(40, 400), 1); // 3 row warps
+  EXPECT_EQ(chooseAttentionKvGroups(480, 400), 1);
+  AttentionLaunch three = derive(1, 1, 1, 190);
+  EXPECT_EQ(three.kvGroups, 3);
+  EXPECT_EQ(three.stages, 1);
+  EXPECT_EQ(three.sharedBytes, 3 * 16384 + 3 * 2048);
+  EXPECT_EQ(derive(1, 1, 1, 1).sharedBytes, 2 * 16384 + 2048);
+  EXPECT_LE(derive(1, 12, 1, 400).sharedBytes, kAttentionMaxSharedBytes);
+}
+
+TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
+  // One trip (the groups hold every tile): nothing to split.
   EXPECT_EQ(chooseAttentionSplits(1, 20, 1, 125), 1);
-  EXPECT_EQ(chooseAttentionSplits(16, 20, 32, 125), 1);
-  // A tiny grid (12 CTAs): one tile per split.
-  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 7);
-  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 250), 4);
-  // 48 CTAs of 2 warps: at least two tiles per split.
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 250), 1);
+  EXPECT_EQ(chooseAttentionSplits(16, 20, 1, 125), 1);
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 250), 1); // 2 trips, 48 CTAs
+  // One row warp splits down to one trip a split while the slots allow.
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 1, 400), 2);
+  // Two row warps over 7 tiles: one group, the old per-tile split rule (one
+  // tile a split for at most 32 CTAs, else at least two).
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 400), 7);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 400), 4);
-  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 250), 2);
   // 192 CTAs: the slots bound, floor(792 / 384) = 2 for 2 warps,
-  // floor(924 / 384) = 2 for 1 warp.
+  // floor(396 / 384) = 1 for 4.
   EXPECT_EQ(chooseAttentionSplits(16, 12, 32, 400), 2);
-  EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 2);
-  // 4 warps, 192 CTAs: floor(396 / 384) = 1, no split.
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 480, 400), 1);
-  // Splits never exceed the key tiles (7 wanted from 7 tiles -> tps 1).
-  EXPECT_EQ(derive(1, 12, 1, 400).splits, 7);
-  EXPECT_EQ(derive(4, 12, 32, 400).splits, 4); // tps 2
+  AttentionLaunch t32 = derive(1, 12, 32, 400);
+  EXPECT_EQ(t32.tilesPerSplit, 1);
+  EXPECT_EQ(t32.kvGroups, 1);
+  EXPECT_EQ(t32.warps, 2);
   EXPECT_EQ(derive(1, 1, 1, 1).splits, 1);
 }
 
-TEST(AttentionLaunchTest, ForcedSplitsNeverLeaveASplitEmpty) {
+TEST(AttentionLaunchTest, ForcedSplitsAndGroupsNeverIdle) {
   AttentionLaunch l = derive(1, 12, 1, 400, 5); // 7 tiles, tps 2
   EXPECT_EQ(l.tilesPerSplit, 2);
   EXPECT_EQ(l.splits, 4);
-  EXPECT_EQ(derive(1, 12, 1, 400, 100).splits, 7);
-  EXPECT_EQ(derive(1, 12, 1, 400, 1).splits, 1);
+  EXPECT_EQ(l.kvGroups, 2); // no group without a tile
+  AttentionLaunch seven = derive(1, 12, 1, 400, 100);
+  EXPECT_EQ(seven.splits, 7);
+  EXPECT_EQ(seven.kvGroups, 1);
+  AttentionLaunch one = derive(1, 12, 1, 400, 1);
+  EXPECT_EQ(one.splits, 1);
+  EXPECT_EQ(one.kvGroups, 4);
   EXPECT_EQ(derive(2, 3, 5, 1100, 16).splits, 9); // 18 tiles, tps 2
+  // Forced groups: the rule splits for them; 4 / rowWarps caps them.
+  AttentionLaunch two = derive(1, 12, 1, 400, 0, 2);
+  EXPECT_EQ(two.kvGroups, 2);
+  EXPECT_EQ(two.splits, 4);
+  EXPECT_EQ(derive(1, 12, 32, 400, 0, 4).kvGroups, 2);
+  EXPECT_EQ(derive(1, 12, 1, 400, 1, 1).warps, 1);
 }
 
 TEST(AttentionLaunchTest, RejectsBadSizes) {
@@ -96,6 +138,8 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
             std::string::npos);
   EXPECT_NE(deriveError(1, 12, -3, 400).find("T = -3"), std::string::npos);
   EXPECT_NE(deriveError(1, 12, 1, 400, -1).find("splits = -1"),
+            std::string::npos);
+  EXPECT_NE(deriveError(1, 12, 1, 400, 0, -2).find("kv_groups = -2"),
             std::string::npos);
   EXPECT_NE(deriveError(1, 12, 64 * 65536, 400).find("more than 65535"),
             std::string::npos);
@@ -116,6 +160,12 @@ TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
   EXPECT_EQ(names[18], "B");
   EXPECT_EQ(names[22], "scale");
   EXPECT_EQ(names.back(), "splits");
+}
+
+TEST(AttentionLaunchTest, OneFunctionPerKeyGroupCount) {
+  EXPECT_EQ(attentionKernelSymbol(1), "streaming_attention_d64_g1");
+  EXPECT_EQ(attentionKernelSymbol(4), "streaming_attention_d64_g4");
+  EXPECT_EQ(attentionKernelRole(3), "g3");
 }
 
 } // namespace

@@ -58,8 +58,14 @@ config::Manifest attentionManifest() {
                 {"counters", 1024},
                 {"min_ctas_per_sm", 3},
                 {"sms", 132},
-                {"max_splits", 16}};
-  rec.functions = {function(rec.name, "main", 128)};
+                {"max_splits", 16},
+                {"max_kv_groups", 4},
+                {"max_shared_bytes", 4 * 16384 + 4 * 2048}};
+  for (int64_t g = 1; g <= 4; ++g) {
+    rec.functions.push_back(function(config::attentionKernelSymbol(g),
+                                     config::attentionKernelRole(g), 128));
+    rec.functions.back().dynamicSharedBytes = config::kAttentionMaxSharedBytes;
+  }
   m.attentionKernels.push_back(rec);
   return m;
 }
@@ -127,7 +133,7 @@ TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
         rec(m).params["abi_version"] = 1; // main + combine kernel
         rec(m).params["head_dim"] = 128;  // reported after the version
       },
-      "\"params.abi_version\" = 1, expected 2");
+      "\"params.abi_version\" = 1, expected 3");
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
       "\"params.abi_version\" is missing");
@@ -156,23 +162,31 @@ TEST(AttentionManifest, ArgsMustMatchTheAbi) {
                       "\"args\" has 25 entries, expected 26");
 }
 
-TEST(AttentionManifest, OneMainFunction) {
+TEST(AttentionManifest, OneFunctionPerKeyGroupCount) {
   expectManifestError(
-      [](config::Manifest &m) { rec(m).functions[0].role = "combine"; },
-      "\"functions[0].role\" is \"combine\", expected \"main\"");
-  // An ABI 1 record (main + combine) under the current version number.
+      [](config::Manifest &m) { rec(m).functions[0].role = "main"; },
+      "\"functions[0].role\" is \"main\", expected \"g1\"");
+  // An ABI 2 record (one function) under the current version number.
   expectManifestError(
       [](config::Manifest &m) {
-        rec(m).functions.push_back(
-            function(rec(m).name + "_combine", "combine", 128));
+        rec(m).functions = {function(rec(m).name, "main", 128)};
       },
-      "\"functions\" has 2 entries, expected one (role \"main\")");
+      "\"functions\" has 1 entries, expected 4 (roles \"g1\" .. \"g4\")");
   expectManifestError(
-      [](config::Manifest &m) { rec(m).functions[0].symbol = "other"; },
-      "\"functions[0].symbol\" is \"other\"");
+      [](config::Manifest &m) {
+        std::swap(rec(m).functions[1].symbol, rec(m).functions[2].symbol);
+      },
+      "\"functions[1].symbol\" is \"streaming_attention_d64_g3\", expected "
+      "\"streaming_attention_d64_g2\"");
   expectManifestError(
-      [](config::Manifest &m) { rec(m).functions[0].block[0] = 256; },
-      "\"functions[0].block\" is [256, 1, 1], expected [128, 1, 1]");
+      [](config::Manifest &m) { rec(m).functions[3].block[0] = 256; },
+      "\"functions[3].block\" is [256, 1, 1], expected [128, 1, 1]");
+  // A kernel built for another shared-memory budget.
+  expectManifestError(
+      [](config::Manifest &m) {
+        rec(m).functions[2].dynamicSharedBytes = 32768;
+      },
+      "\"functions[2].dynamic_shared_bytes\" = 32768, expected 73728");
 }
 
 TEST(AttentionManifest, NameChipAndDigest) {

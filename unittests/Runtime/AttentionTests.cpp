@@ -9,7 +9,8 @@
 //   - BHTD and BTHD, skip_empty_tiles on and off, a contiguous q and a
 //     transposed mask storage all agree bit for bit;
 //   - a stream without a workspace slot (one pass) agrees with split-KV up
-//     to FP32 rounding;
+//     to FP32 rounding, and so do 1, 2, 3 or 4 key groups
+//     (MOSS_ATTENTION_KV_GROUPS), each bit-identical with skip on and off;
 //   - CUDA-graph replay equals eager bit for bit.
 // Skipped without an sm_90 GPU or without an attention kernel in the
 // kernels dir.
@@ -355,10 +356,10 @@ TEST_F(Attention, SinglePassAgreesWithSplitKv) {
     int64_t B, H, T, S;
   };
   for (Shape s : {Shape{1, 12, 1, 400}, Shape{4, 12, 32, 400},
-                  Shape{8, 20, 1, 400}, Shape{1, 12, 15, 250}}) {
+                  Shape{1, 12, 32, 400}, Shape{1, 20, 16, 1100}}) {
     moss::config::AttentionLaunch launch;
     std::string err;
-    ASSERT_TRUE(moss::config::deriveAttentionLaunch(s.B, s.H, s.T, s.S, 0,
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(s.B, s.H, s.T, s.S, 0, 0,
                                                     launch, err));
     Problem p = makeProblem(s.B, s.H, s.T, s.S, MaskKind::Ring, 50 + s.T);
     SCOPED_TRACE(caseName(p) + " splits " + std::to_string(launch.splits));
@@ -388,18 +389,18 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   std::vector<std::unique_ptr<Problem>> problems;
   problems.push_back(std::make_unique<Problem>(
-      makeProblem(1, 12, 1, 400, MaskKind::Ring, 71))); // 7 splits
+      makeProblem(1, 12, 1, 400, MaskKind::Ring, 71))); // 2 splits
   problems.push_back(std::make_unique<Problem>(
       makeProblem(4, 12, 32, 400, MaskKind::SparseHistory, 72)));
   problems.push_back(std::make_unique<Problem>(
-      makeProblem(2, 20, 15, 250, MaskKind::Ring, 73)));
+      makeProblem(1, 20, 16, 1100, MaskKind::Ring, 73))); // 5 splits
   std::vector<std::unique_ptr<DeviceProblem>> devs;
   std::vector<std::vector<uint16_t>> first;
   for (auto &p : problems) {
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(p->B, p->H, p->T, p->S, 0,
-                                                    launch, err));
+                                                    0, launch, err));
     EXPECT_GT(launch.splits, 1) << caseName(*p);
     devs.push_back(std::make_unique<DeviceProblem>(*p));
     first.push_back(
@@ -427,10 +428,80 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
   cudaStreamDestroy(stream);
 }
 
+/// A runtime created while `name` = `value` (restored afterwards).
+moss_status_t createWithEnv(const std::string &dir, const char *name,
+                            const std::string &value, RuntimeHandle &out) {
+  const char *old = std::getenv(name);
+  std::string saved = old ? old : "";
+  setenv(name, value.c_str(), 1);
+  moss_status_t created =
+      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &out.rt);
+  if (old)
+    setenv(name, saved.c_str(), 1);
+  else
+    unsetenv(name);
+  return created;
+}
+
+TEST_F(Attention, KeyGroupsAgreeWithOneGroup) {
+  // Key groups split a row block's key tiles between warps of one CTA and
+  // merge in shared memory: any group count gives the one-group result up
+  // to FP32 summation order, and skip on/off stays bit-identical for each.
+  RuntimeHandle byGroups[5];
+  for (int g = 1; g <= 4; ++g)
+    ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_KV_GROUPS", std::to_string(g),
+                            byGroups[g]),
+              MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+  struct Case {
+    int64_t B, H, T, S;
+    MaskKind kind;
+  };
+  for (Case c : {Case{1, 12, 1, 400, MaskKind::Ring},
+                 Case{2, 20, 7, 125, MaskKind::Random},
+                 Case{3, 12, 30, 250, MaskKind::SparseHistory},
+                 Case{1, 4, 16, 700, MaskKind::Ring}}) {
+    Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 80 + c.T);
+    DeviceProblem dev(p);
+    std::vector<double> ref = reference(p);
+    size_t n = p.outElems();
+    std::vector<uint16_t> one = head(dev.run(byGroups[1].rt, dev.base), n);
+    for (int g = 1; g <= 4; ++g) {
+      moss::config::AttentionLaunch launch;
+      std::string err;
+      ASSERT_TRUE(moss::config::deriveAttentionLaunch(p.B, p.H, p.T, p.S, 0, g,
+                                                      launch, err));
+      SCOPED_TRACE(caseName(p) + " groups " + std::to_string(g) + " -> " +
+                   std::to_string(launch.kvGroups) + ", splits " +
+                   std::to_string(launch.splits));
+      std::vector<uint16_t> out = head(dev.run(byGroups[g].rt, dev.base), n);
+      EXPECT_LE(relativeL2(out, ref), kAttentionTolerance);
+      EXPECT_LE(relativeL2(out, one), 1e-4);
+      size_t emptyRows = 0;
+      EXPECT_EQ(emptyRowsNotZero(p, out, emptyRows), 0u);
+      moss_attention_args a = dev.base;
+      a.skip_empty_tiles = 1;
+      EXPECT_EQ(head(dev.run(byGroups[g].rt, a), n), out) << "skip on vs off";
+    }
+  }
+  // The cases above must reach 2, 3 and 4 groups.
+  std::string err;
+  moss::config::AttentionLaunch l2, l3, l4;
+  ASSERT_TRUE(
+      moss::config::deriveAttentionLaunch(2, 20, 7, 125, 0, 2, l2, err));
+  ASSERT_TRUE(
+      moss::config::deriveAttentionLaunch(1, 12, 1, 400, 1, 0, l4, err));
+  ASSERT_TRUE(
+      moss::config::deriveAttentionLaunch(1, 4, 16, 700, 4, 0, l3, err));
+  EXPECT_EQ(l2.kvGroups, 2);
+  EXPECT_EQ(l4.kvGroups, 4);
+  EXPECT_EQ(l3.kvGroups, 3); // 11 tiles in 4 splits of 3
+}
+
 TEST_F(Attention, GraphReplayEqualsEager) {
   std::vector<std::unique_ptr<Problem>> problems;
   problems.push_back(std::make_unique<Problem>(
-      makeProblem(8, 20, 1, 400, MaskKind::Ring, 61))); // split-KV
+      makeProblem(1, 20, 1, 400, MaskKind::Ring, 61))); // split-KV
   problems.push_back(std::make_unique<Problem>(
       makeProblem(4, 12, 240, 400, MaskKind::Ring, 62))); // one pass
   problems.push_back(std::make_unique<Problem>(

@@ -305,4 +305,15 @@ TEST(RuntimeCreate, BadAttentionSplitsVariable) {
   }
 }
 
+TEST(RuntimeCreate, BadAttentionKvGroupsVariable) {
+  for (const char *text : {"0", "5", "two", ""}) {
+    ScopedEnv env("MOSS_ATTENTION_KV_GROUPS", text);
+    CreateResult r = create("", nullptr);
+    EXPECT_EQ(r.status, MOSS_ERROR_INVALID_ARGUMENT) << text;
+    EXPECT_CONTAINS(r.message, "MOSS_ATTENTION_KV_GROUPS=\"" +
+                                   std::string(text) +
+                                   "\": expected an integer in 1..4");
+  }
+}
+
 } // namespace

@@ -18,17 +18,32 @@
 
 namespace moss::config {
 
-/// Kernel (file-name stem and symbol). One kernel: with splits > 1 the last
-/// CTA of each (b, h, row block) merges the splits itself.
+/// Kernel (file-name stem and record name). With splits > 1 the last CTA of
+/// each (b, h, row block) merges the splits itself.
 constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 
 /// Version of the 26-parameter ABI; the manifest's params.abi_version.
 /// 2: split-KV merged in the kernel (workspace counters), no combine kernel.
-constexpr int64_t kAttentionAbiVersion = 2;
+/// 3: one function per key-group count G (attentionKernelSymbol), the
+/// groups merged in shared memory, dynamic shared memory sized by the launch
+/// rule.
+constexpr int64_t kAttentionAbiVersion = 3;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
 constexpr int64_t kAttentionMaxWarps = 4;     ///< main kernel: 32..128 thr.
+/// Key groups: warps of one row block that walk different key tiles of the
+/// same trip and merge in shared memory at the end (short chunks).
+constexpr int64_t kAttentionMaxKvGroups = 4;
+/// One slot of dynamic shared memory holds a key tile's K then its V.
+constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
+/// Slots of a launch: groups * stages <= 4 (stages = 2 for <= 2 groups).
+constexpr int64_t kAttentionMaxSlots = 4;
+/// Each warp keeps its 16 Q rows (bf16) after the slots.
+constexpr int64_t kAttentionQBytesPerWarp = 16 * 64 * 2;
+constexpr int64_t kAttentionMaxSharedBytes =
+    kAttentionMaxSlots * kAttentionSlotBytes +
+    kAttentionMaxWarps * kAttentionQBytesPerWarp;
 /// FP32 values per (split, row) in the workspace: acc[64], then m and l.
 constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
 /// Split-KV counters (int32) at the start of the workspace, one per (b*H + h,
@@ -36,16 +51,24 @@ constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
 /// shape's partials where its counters should be. The rule splits only while
 /// B*H*gridY <= 132 * 7 / 2, far below this.
 constexpr int64_t kAttentionCounters = 1024;
-/// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM
-/// for 1..4 warps (at most 168 registers a thread, __launch_bounds__(128, 3),
-/// and 32 KiB of shared memory each). Splits pay while the grid leaves half
-/// the GPU's CTA slots empty.
+/// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM,
+/// the lesser of the register bound for 1..4 warps (at most 168 registers a
+/// thread, __launch_bounds__(128, 3)) and the shared-memory bound for 2 or 4
+/// slots (16 KiB each, 2 KiB of Q a warp and the 1 KiB the system reserves,
+/// of 228 KiB). Splits pay while the grid leaves half the GPU's CTA slots
+/// empty.
 constexpr int64_t kAttentionSms = 132;
 constexpr int64_t kAttentionMinCtasPerSm = 3; ///< at 4 warps (nvvm.minctasm).
-constexpr int64_t kAttentionCtasPerSm[5] = {0, 7, 6, 4, 3};
+constexpr int64_t kAttentionCtasPerSmByWarps[5] = {0, 12, 6, 4, 3};
+constexpr int64_t kAttentionCtasPerSmBySlots[5] = {0, 0, 6, 0, 3};
 constexpr int64_t kAttentionMaxSplits = 16;
 /// Up to this many CTAs, a split may hold a single key tile.
 constexpr int64_t kAttentionFewCtas = 32;
+
+/// Symbol of the function for `kvGroups` key groups (1..4):
+/// streaming_attention_d64_g<G>; also its manifest role, "g<G>".
+std::string attentionKernelSymbol(int64_t kvGroups);
+std::string attentionKernelRole(int64_t kvGroups);
 
 /// Parameter names of the attention kernel, in ABI order.
 const std::vector<std::string> &attentionKernelArgNames();
@@ -56,37 +79,51 @@ const std::vector<std::string> &attentionKernelArgNames();
 const std::map<std::string, int64_t> &attentionKernelParams();
 
 struct AttentionLaunch {
-  int64_t warps = 0;         ///< min(4, ceil(T / 16)).
+  int64_t rowWarps = 0;      ///< min(4, ceil(T / 16)): warps of distinct rows.
+  int64_t kvGroups = 0;      ///< key groups (1..4): rowWarps * kvGroups <= 4.
+  int64_t warps = 0;         ///< rowWarps * kvGroups.
   int64_t threads = 0;       ///< 32 * warps: blockDim.x of the main kernel.
-  int64_t rowsPerCta = 0;    ///< 16 * warps query rows of one (b, h).
+  int64_t rowsPerCta = 0;    ///< 16 * rowWarps query rows of one (b, h).
   int64_t gridX = 0;         ///< B * H.
   int64_t gridY = 0;         ///< ceil(T / rowsPerCta).
   int64_t keyTiles = 0;      ///< ceil(S / 64).
   int64_t tilesPerSplit = 0; ///< ceil(keyTiles / splits).
   int64_t splits = 0;        ///< gridDim.z; no split is empty.
+  int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
+  /// Dynamic shared memory: stages * kvGroups slots, then 2 KiB a warp.
+  int64_t sharedBytes = 0;
   /// 1024 4-byte counters (zero before the first launch; the kernel leaves
   /// them zero), then splits * B*H*T * 66 * 4 bytes of partials; 0 when
   /// splits == 1.
   int64_t workspaceBytes = 0;
 };
 
-/// Split-KV count of the rule, for sizes >= 1: with slots = 132 * CTAs per SM
-/// (by warps) and ctas = B*H*ceil(T / rowsPerCta), 1 when keyTiles <= 2, else
-/// max(1, min(ceil(keyTiles / minTps), floor(slots / (2 ctas)), 16)) with
-/// minTps = 1 for at most 32 CTAs, else 2. Every split pays a merge (a fence,
-/// an atomic and the last CTA's reads), so splits must save more than one
-/// tile each unless the grid is tiny; fitted to a sweep of the decoder's
-/// short-chunk cases on an H200 (benchmarks/results/2026-12-03-h200).
+/// Key groups of the rule before splitting, for sizes >= 1: the warps that
+/// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on), and
+/// 1 for two row warps when that would leave more than two trips.
+int64_t chooseAttentionKvGroups(int64_t t, int64_t s);
+
+/// Split-KV count of the rule, for sizes >= 1: with G key groups
+/// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs
+/// per SM and ctas = B*H*ceil(T / rowsPerCta): 1 when trips <= 1, else
+/// max(1, min(ceil(trips / minTrips), floor(slots / (2 ctas)), 16)) with
+/// minTrips = 1 for one row warp or at most 32 CTAs, else 2. Every split pays
+/// a merge (a fence, an atomic and the last CTA's reads of its rows), so
+/// splits of several row warps must save more than one trip each unless the
+/// grid is tiny. Fitted to a sweep of the decoder's short-chunk cases on an
+/// H200 (benchmarks/results/2026-12-03c-h200).
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 
-/// Fills `out` for sizes >= 1. `splits` = 0 applies chooseAttentionSplits;
-/// a positive value is used instead, reduced so that no split is empty
-/// (splits = ceil(keyTiles / ceil(keyTiles / splits))). Fails, with the
-/// reason in `err`, on sizes < 1, a grid past CUDA's limits, or a forced split
-/// of more (b, h, row block)s than there are counters.
+/// Fills `out` for sizes >= 1. `splits` / `kvGroups` = 0 apply the rule; a
+/// positive value is used instead (groups capped at 4 / rowWarps), reduced
+/// so that no split is empty (splits = ceil(keyTiles / ceil(keyTiles /
+/// splits))) and no group idles for want of tiles (kvGroups <=
+/// tilesPerSplit). Fails, with the reason in `err`, on sizes < 1, a grid past
+/// CUDA's limits, or a forced split of more (b, h, row block)s than there are
+/// counters.
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
-                           int64_t splits, AttentionLaunch &out,
-                           std::string &err);
+                           int64_t splits, int64_t kvGroups,
+                           AttentionLaunch &out, std::string &err);
 
 } // namespace moss::config
 

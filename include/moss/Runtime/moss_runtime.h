@@ -29,8 +29,9 @@
  * per context at setup, in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment
  * variable read at create, default 4, 1..64). MOSS_ATTENTION_SPLITS (1..16,
  * read at create) forces the split-KV count of every attention call instead
- * of the launch rule: a tuning knob for measuring the rule, not a serving
- * setting (a forced split the workspace cannot hold runs in one pass). A stream
+ * of the launch rule, MOSS_ATTENTION_KV_GROUPS (1..4) its key-group count:
+ * tuning knobs for measuring the rule, not serving settings (a forced split
+ * the workspace cannot hold runs in one pass). A stream
  *gets a slot of its own the first time it is used; calls on streams that came
  *after all slots were taken run without workspace (cuBLASLt without workspace;
  *generated GEMMs need none; attention runs in one pass over the keys, splits =

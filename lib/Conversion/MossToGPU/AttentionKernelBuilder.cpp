@@ -1,16 +1,27 @@
 //===- AttentionKernelBuilder.cpp - attention kernels as gpu.func ---------===//
 //
 // Flash-attention style kernel for D = 64, one CTA per (b, h, block of query
-// rows, key split). Each warp owns 16 query rows (the MMA's m side); the CTA's
-// 1..4 warps share K/V tiles of 64 keys that cp.async streams into a double
-// buffer in shared memory while the previous tile is being computed.
+// rows, key split). Each warp owns 16 query rows (the MMA's m side). The CTA
+// has rowWarps x kvGroups warps: warp w takes rows of row warp w % rowWarps
+// and the key tiles of group w / rowWarps. A trip loads kvGroups key tiles
+// (one per group) at once; group g computes tile trip * kvGroups + g, so short
+// chunks (T <= 32) keep four warps busy on one row block, and the groups'
+// online-softmax states merge in shared memory at the end.
+//
+// Copies. Every thread takes part in every tile of a trip with 16-byte
+// cp.async (one commit group per trip; cp.async.bulk of 128-byte rows was
+// measured 2-3x slower on an H200: the copy engine serializes small copies).
+// Two stages double-buffer the trips for 1..2 groups; 3..4 groups use one
+// stage (copy after the compute), so dynamic shared memory stays <= 4 slots
+// of 16 KiB.
 //
 // QK^T. Q is A (row), K^T is B (col), k = d. Lane (g = lane/4, t = lane%4)
-// holds the standard m16n8k16 fragments: q[row g / g+8][16kk + 2t (+8)] as
-// 32-bit words loaded once from global memory, and k[key g][16kk + 2t (+8)]
-// from shared memory with ldmatrix.x4 (four 8x8 blocks: one key group, four
-// d chunks). Accumulator n (keys 8n..8n+7): c0, c1 = S[row g][8n+2t, +1],
-// c2, c3 = S[row g+8][same keys].
+// holds the standard m16n8k16 fragments: q[row g / g+8][16kk + 2t (+8)] from
+// the warp's Q rows, copied once into shared memory and read per tile with
+// ldmatrix.x4 (16 registers that the trips need more), and
+// k[key g][16kk + 2t (+8)] from shared memory with ldmatrix.x4 (four 8x8
+// blocks: one key group, four d chunks). Accumulator n (keys 8n..8n+7): c0, c1
+// = S[row g][8n+2t, +1], c2, c3 = S[row g+8][same keys].
 //
 // PV. P is A: the S accumulators of key groups 2j and 2j+1, rounded to bf16,
 // are exactly the A fragment of k-step j (FA2's register reuse). V is B
@@ -59,6 +70,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -73,15 +85,17 @@ constexpr int64_t kD = config::kAttentionHeadDim;
 constexpr int64_t kKeys = config::kAttentionKeysPerTile;
 constexpr int64_t kRowsPerWarp = config::kAttentionRowsPerWarp;
 constexpr int64_t kMaxThreads = 32 * config::kAttentionMaxWarps;
-constexpr int64_t kTileElems = kKeys * kD;      // one K or V tile (bf16)
-constexpr int64_t kStageElems = 2 * kTileElems; // K then V
-constexpr int64_t kChunksPerRow = kD * 2 / 16;  // 16-byte chunks of a row
-constexpr int64_t kChunksPerTile = kKeys * kChunksPerRow;
+constexpr int64_t kTileElems = kKeys * kD;     // one K or V tile (bf16)
+constexpr int64_t kSlotElems = 2 * kTileElems; // K then V
+constexpr int64_t kChunksPerRow = kD * 2 / 16; // 16-byte chunks of a row
+/// Per-lane floats a key group hands over in the merge: acc, m[2], l[2].
+constexpr int64_t kMergeFloats = 4 * (kD / 8) + 4;
 constexpr int64_t kKeyGroups = kKeys / 8; // n8 tiles of S
 constexpr int64_t kDGroups = kD / 8;      // n8 tiles of O
 constexpr double kLog2e = 1.4426950408889634;
 
 static_assert(kD == 64 && kKeys == 64, "the fragment maps assume 64 x 64");
+static_assert(config::kAttentionSlotBytes == kSlotElems * 2, "slot size");
 
 /// Kernel parameters, in the order of docs/kernel-abi.md.
 enum KernelArg {
@@ -142,8 +156,13 @@ public:
         LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, i32, i32});
   }
 
+  /// The kernel body for a fixed key-group count.
+  void emitBody(StringRef smemName, int64_t kvGroups);
+  /// One function for `kvGroups` key groups: with G a constant the group
+  /// loops unroll and the other stage scheme drops out (measured on an H200:
+  /// a G-generic body cost 10 % at T = 480, G = 1).
   void emitMainKernel(gpu::GPUModuleOp module, StringRef name,
-                      StringRef kvName);
+                      StringRef smemName, int64_t kvGroups);
 
 private:
   FunctionType kernelType() {
@@ -284,8 +303,6 @@ private:
                                    arith::TruncFOp::create(b, loc, bf16, hi)});
     return LLVM::BitcastOp::create(b, loc, i32, pair);
   }
-  /// swz(r) of the file header, for r in [0, 8).
-  Value swizzle(Value r) { return bitOr(shl(bitAnd(r, 1), 2), shrU(r, 1)); }
 
   // --- NVVM helpers ----------------------------------------------------------
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bFrag,
@@ -344,6 +361,20 @@ private:
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     body();
   }
+  /// Emits `then` under `if (cond)` and `otherwise` under its else.
+  template <typename Then, typename Else>
+  void emitIfElse(Value cond, Then then, Else otherwise) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    then();
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    otherwise();
+  }
+  /// swz(r) of the file header, for r in [0, 8).
+  Value swizzle(Value r) { return bitOr(shl(bitAnd(r, 1), 2), shrU(r, 1)); }
+  /// bar.sync 0 over the CTA.
+  void barrier() { NVVM::Barrier0Op::create(b, loc); }
 
   // --- main-kernel pieces ----------------------------------------------------
   struct MaskLoads {
@@ -362,8 +393,24 @@ private:
   MaskLoads loadMask(Value tile, Value tileValid);
   Value packMask(const MaskLoads &loads);
   void prefetchMask(Value tile);
-  void copyTile(Value tile, Value stage);
-  RowState computeTile(Value stage, Value bits, const RowState &in);
+  /// This warp's key tile of trip `trip` and whether it is one of the
+  /// split's tiles.
+  Value myTileIndex(Value trip) { return add(mul(trip, mv.groups), mv.group); }
+  Value myTile(Value trip) { return add(mv.tBegin, myTileIndex(trip)); }
+  Value myTileValid(Value trip) { return lessU(myTileIndex(trip), mv.nTiles); }
+  /// Bit g set when group g's tile of `trip` exists (no mask consulted).
+  Value validGroups(Value trip);
+  /// Bit g set when any thread of group g passes `pred` (a CTA barrier per
+  /// group).
+  Value groupsWith(Value pred);
+  void copyTile(Value tile, Value slot);
+  void issueTrip(Value trip, Value stage, Value active);
+  void waitTrip();
+  RowState mergeGroups(const RowState &state);
+  /// Sets the lane's quad coordinates and rows from `lane` and the warp's
+  /// first row; returns whether rows g and g+8 are below T.
+  std::array<Value, 2> placeRows(Value lane, Value row0);
+  RowState computeTile(Value slot, Value bits, const RowState &in);
   void storeResult(const RowState &state);
   void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
   void mergeSplits(Value accBase, Value mlBase,
@@ -372,17 +419,20 @@ private:
   // Per-kernel values the pieces share.
   struct MainValues {
     Value tid, threads, g, t, b, h, z;
+    Value laneId, rowWarps, rowWarp, groups, group, twoStages;
+    Value tBegin, nTiles;
     Value rowValid[2], row[2];
     Value safeRow[2]; ///< i64 row, clamped to T - 1 (valid address).
     Value laneCol;    ///< i64 2t: the lane's first column in an n8 group.
     Value maskRow[2];
     Value rowBits; ///< mask bits of rows below T (0x3 / 0xC per nibble).
     Value kHead, vHead;
-    SmallVector<Value> q[4]; ///< A fragment of k-step kk (d 16kk..16kk+15).
+    Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.
     Value scaleLog2;
-    Value kv;          ///< shared K/V double buffer (bf16 elements).
-    Value kLaneOff[2]; ///< lane's ldmatrix row offset, d half 0 / 1.
-    Value vLaneOff[4]; ///< lane's ldmatrix row offset, d pair 0..3.
+    Value smem;     ///< dynamic shared memory: the stage barriers first.
+    Value kv;       ///< the slots after the barriers (bf16 elements).
+    Value kLaneOff; ///< lane's ldmatrix offset in a K tile, d chunk 0.
+    Value vLaneOff; ///< lane's ldmatrix offset in a V tile, d pair 0.
   } mv;
 
   OpBuilder &b;
@@ -509,14 +559,36 @@ void AttentionEmitter::prefetchMask(Value tile) {
       /*in_param_space=*/nullptr);
 }
 
-/// cp.async of key tile `tile` (K and V, 64 rows each) into buffer `stage`.
+Value AttentionEmitter::validGroups(Value trip) {
+  Value first = mul(trip, mv.groups);
+  Value left =
+      select(lessU(first, mv.nTiles), sub(mv.nTiles, first), constI32(0));
+  Value count = minU(left, mv.groups);
+  return sub(arith::ShLIOp::create(b, loc, constI32(1), count), constI32(1));
+}
+
+Value AttentionEmitter::groupsWith(Value pred) {
+  auto loop = scf::ForOp::create(b, loc, constI32(0), mv.groups, constI32(1),
+                                 ValueRange{constI32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(loop.getBody());
+  Value g = loop.getInductionVar();
+  Value mine = cmp(arith::CmpIPredicate::eq, mv.group, g);
+  Value any = toI32(barrierAny(both(mine, pred)));
+  Value bits =
+      bitOr(loop.getRegionIterArgs()[0], arith::ShLIOp::create(b, loc, any, g));
+  scf::YieldOp::create(b, loc, bits);
+  return loop.getResult(0);
+}
+
+/// cp.async of key tile `tile` (K and V, 64 rows each) into slot `slot`.
 /// Thread i copies 16-byte chunk i % 8 of key rows i / 8, i / 8 + step,
 /// i / 8 + 2 step, ... (step = threads / 8), two rows a trip: 2 step is a
 /// multiple of 8 for 1..4 warps, so each of the two slots keeps its swizzle
 /// and a trip costs pointer bumps and four copies. Rows past S (tail tile
 /// only) are zero-filled (src-size 0, read from the head's first row), so P·V
 /// never reads garbage.
-void AttentionEmitter::copyTile(Value tile, Value stage) {
+void AttentionEmitter::copyTile(Value tile, Value slot) {
   Value s = arg(kS);
   Value chunk = bitAnd(mv.tid, kChunksPerRow - 1);
   Value row0 = shrU(mv.tid, 3);
@@ -525,7 +597,7 @@ void AttentionEmitter::copyTile(Value tile, Value stage) {
   Value keyBase = mul(tile, kKeys);
   Value full = isFullTile(tile);
   Value srcCol = toI64(mul(chunk, 8));
-  Value stageBase = mul(stage, kStageElems);
+  Value stageBase = mul(slot, kSlotElems);
   struct Operand {
     Value head;
     KernelArg stride;
@@ -579,13 +651,144 @@ void AttentionEmitter::copyTile(Value tile, Value stage) {
     }
     scf::YieldOp::create(b, loc, next);
   }
+}
+
+/// Copies the tiles of trip `trip` whose bit is set in `active` into the
+/// slots of `stage` (every thread takes part in every tile) as one cp.async
+/// group.
+void AttentionEmitter::issueTrip(Value trip, Value stage, Value active) {
+  Value firstTile = add(mv.tBegin, mul(trip, mv.groups));
+  auto loop = scf::ForOp::create(b, loc, constI32(0), mv.groups, constI32(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    Value g = loop.getInductionVar();
+    Value on = notZero(bitAnd(arith::ShRUIOp::create(b, loc, active, g), 1));
+    emitIf(on,
+           [&] { copyTile(add(firstTile, g), add(mul(stage, mv.groups), g)); });
+  }
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
-RowState AttentionEmitter::computeTile(Value stage, Value bits,
+/// This thread's copies of the trip are done (the trip's first CTA barrier
+/// then makes everyone's visible).
+void AttentionEmitter::waitTrip() {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+}
+
+/// Key groups 1.. hand their online-softmax state to group 0 through shared
+/// memory (the slots, free after the last trip); group 0 merges them in
+/// order g = 1, 2, ... like the split merge (every m an integer, so the
+/// rescales are exact powers of two and a group without an allowed key, m =
+/// -inf, weighs exactly 0). Other warps keep their state, unused.
+RowState AttentionEmitter::mergeGroups(const RowState &state) {
+  Value scratch = mv.kv; // f32 view of the slots
+  Value several = lessU(constI32(1), mv.groups);
+  auto flatten = [](const RowState &st) {
+    SmallVector<Value> v = {st.m[0], st.m[1], st.l[0], st.l[1]};
+    llvm::append_range(v, st.acc);
+    return v;
+  };
+  auto unflatten = [](ValueRange v) {
+    RowState st;
+    st.m[0] = v[0];
+    st.m[1] = v[1];
+    st.l[0] = v[2];
+    st.l[1] = v[3];
+    st.acc.assign(v.begin() + 4, v.end());
+    return st;
+  };
+  SmallVector<Value> mine = flatten(state);
+  // Entry of group g >= 1: [kMergeFloats][threads of a group], float i of
+  // the thread at place p of its group at ((g - 1) * kMergeFloats + i) *
+  // perGroup + p. Computed from tid and blockDim only (a constant bank):
+  // nothing more stays live through the trips.
+  Value perGroup = divU(mv.threads, mv.groups);
+  auto entryBase = [&](Value group) {
+    Value place = sub(mv.tid, mul(mv.group, perGroup));
+    return add(mul(mul(sub(group, constI32(1)), perGroup), kMergeFloats),
+               place);
+  };
+  emitIf(several, [&] {
+    barrier(); // every warp is done with the slots
+    emitIf(notZero(mv.group), [&] {
+      Value base = entryBase(mv.group);
+      for (auto [i, v] : llvm::enumerate(mine))
+        store(v,
+              elementPtr(scratch, f32,
+                         add(base, mul(perGroup, constI32(int64_t(i))))),
+              4);
+    });
+    barrier();
+  });
+  Value merging = both(several, isZero(mv.group));
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(mine).getTypes(), merging,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(ifOp.thenBlock());
+    auto loop =
+        scf::ForOp::create(b, loc, constI32(1), mv.groups, constI32(1), mine);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToEnd(loop.getBody());
+      Value base = entryBase(loop.getInductionVar());
+      SmallVector<Value> in;
+      for (int64_t i = 0; i < kMergeFloats; ++i)
+        in.push_back(load(
+            f32,
+            elementPtr(scratch, f32, add(base, mul(perGroup, constI32(i)))),
+            4));
+      RowState run = unflatten(loop.getRegionIterArgs());
+      RowState other = unflatten(in);
+      Value minusInf = negInf(), zeroF = constF32(0.0);
+      RowState out;
+      Value alpha[2], w[2];
+      for (int64_t r = 0; r < 2; ++r) {
+        Value mNew = fmax(run.m[r], other.m[r]);
+        Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
+                            zeroF, mNew);
+        alpha[r] = exp2(fsub(run.m[r], mUse));
+        w[r] = exp2(fsub(other.m[r], mUse));
+        out.m[r] = mNew;
+        out.l[r] = fma(w[r], other.l[r], fmul(run.l[r], alpha[r]));
+      }
+      for (int64_t i = 0; i < kDGroups * 4; ++i) {
+        int64_t r = (i % 4) / 2;
+        out.acc.push_back(fma(w[r], other.acc[i], fmul(run.acc[i], alpha[r])));
+      }
+      scf::YieldOp::create(b, loc, flatten(out));
+    }
+    scf::YieldOp::create(b, loc, loop.getResults());
+    b.setInsertionPointToEnd(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, mine);
+  }
+  return unflatten(ifOp.getResults());
+}
+
+RowState AttentionEmitter::computeTile(Value slot, Value bits,
                                        const RowState &in) {
-  Value kBase = mul(stage, kStageElems);
+  Value kBase = mul(slot, kSlotElems);
   Value vBase = add(kBase, kTileElems);
+
+  // The lane's addresses: chunk (matrix + 4c) ^ swz = (matrix ^ swz) ^ 4c
+  // (matrix < 4), so d half c is an XOR of 32 elements; likewise V pair p is
+  // an XOR of 16p. The tile bases are multiples of 4096 elements, above
+  // every bit the XORs touch.
+  Value kLane[2], vLane[kDGroups / 2];
+  kLane[0] = add(kBase, mv.kLaneOff);
+  kLane[1] = bitXor(kLane[0], constI32(4 * 8));
+  vLane[0] = add(vBase, mv.vLaneOff);
+  for (int64_t pair = 1; pair < kDGroups / 2; ++pair)
+    vLane[pair] = bitXor(vLane[0], constI32(2 * pair * 8));
+
+  // Q's A fragments from the warp's copy in shared memory (kept there, not
+  // in 16 registers, through the trips): k-step kk is chunk 2kk + lane/16,
+  // an XOR of 16 kk elements.
+  SmallVector<Value> q[4];
+  for (int64_t kk = 0; kk < 4; ++kk)
+    q[kk] =
+        ldmatrix(bitXor(mv.qLaneOff, constI32(16 * kk)), NVVM::MMALayout::row);
 
   // S = Q K^T: accumulator n holds keys 8n .. 8n+7.
   SmallVector<SmallVector<Value>> sAcc;
@@ -593,12 +796,12 @@ RowState AttentionEmitter::computeTile(Value stage, Value bits,
   for (int64_t n = 0; n < kKeyGroups; ++n) {
     SmallVector<Value> acc(4, zero);
     for (int64_t c = 0; c < 2; ++c) {
-      Value offset = add(add(kBase, mv.kLaneOff[c]), 8 * n * kD);
+      Value offset = add(kLane[c], 8 * n * kD);
       SmallVector<Value> k = ldmatrix(offset, NVVM::MMALayout::row);
       for (int64_t h = 0; h < 2; ++h) {
         int64_t kk = 2 * c + h;
         Value kFrag[] = {k[2 * h], k[2 * h + 1]};
-        acc = mma(mv.q[kk], kFrag, acc);
+        acc = mma(q[kk], kFrag, acc);
       }
     }
     sAcc.push_back(acc);
@@ -662,7 +865,7 @@ RowState AttentionEmitter::computeTile(Value stage, Value bits,
                  packBf16x2(p[2 * j + 1][0], p[2 * j + 1][1]),
                  packBf16x2(p[2 * j + 1][2], p[2 * j + 1][3])};
     for (int64_t pair = 0; pair < kDGroups / 2; ++pair) {
-      Value offset = add(add(vBase, mv.vLaneOff[pair]), 16 * j * kD);
+      Value offset = add(vLane[pair], 16 * j * kD);
       SmallVector<Value> v = ldmatrix(offset, NVVM::MMALayout::col);
       for (int64_t half = 0; half < 2; ++half) {
         int64_t n = 2 * pair + half;
@@ -863,58 +1066,93 @@ void AttentionEmitter::mergeSplits(
   }
 }
 
-void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
-                                      StringRef kvName) {
-  b.setInsertionPointToEnd(module.getBody());
-  LLVM::GlobalOp::create(b, loc,
-                         LLVM::LLVMArrayType::get(bf16, 2 * kStageElems),
-                         /*isConstant=*/false, LLVM::Linkage::Internal, kvName,
-                         Attribute(), /*alignment=*/16, kSharedSpace);
-  createKernel(module, name, std::nullopt);
+std::array<Value, 2> AttentionEmitter::placeRows(Value lane, Value row0) {
+  mv.g = divU(lane, 4);
+  mv.t = remU(lane, 4);
+  Value tq = arg(kT);
+  Value lastRow = sub(tq, constI32(1));
+  std::array<Value, 2> rowValid;
+  for (int64_t r = 0; r < 2; ++r) {
+    mv.row[r] = add(add(row0, mv.g), 8 * r);
+    rowValid[r] = lessU(mv.row[r], tq);
+    mv.safeRow[r] = toI64(select(rowValid[r], mv.row[r], lastRow));
+  }
+  mv.laneCol = toI64(mul(mv.t, 2));
+  return rowValid;
+}
 
+void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
+                                      StringRef smemName, int64_t kvGroups) {
+  createKernel(module, name, std::nullopt);
+  emitBody(smemName, kvGroups);
+  gpu::ReturnOp::create(b, loc);
+}
+
+void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   mv.tid = threadIdx();
   mv.threads = blockDim();
-  Value laneId = remU(mv.tid, 32), warp = divU(mv.tid, 32);
-  mv.g = divU(laneId, 4);
-  mv.t = remU(laneId, 4);
+  mv.laneId = remU(mv.tid, 32);
+  Value warp = divU(mv.tid, 32);
   Value heads = arg(kH), tq = arg(kT), s = arg(kS);
   Value bh = blockIdx(gpu::Dimension::x);
   mv.b = divU(bh, heads);
   mv.h = remU(bh, heads);
   mv.z = blockIdx(gpu::Dimension::z);
-  Value warps = divU(mv.threads, 32);
-  Value row0 = add(mul(blockIdx(gpu::Dimension::y), mul(warps, kRowsPerWarp)),
-                   mul(warp, kRowsPerWarp));
+  mv.groups = constI32(kvGroups);
+  mv.rowWarps = divU(divU(mv.threads, 32), mv.groups);
+  mv.rowWarp = remU(warp, mv.rowWarps);
+  mv.group = divU(warp, mv.rowWarps);
+  mv.twoStages = cmp(arith::CmpIPredicate::ule, mv.groups, constI32(2));
+  Value row0 =
+      add(mul(blockIdx(gpu::Dimension::y), mul(mv.rowWarps, kRowsPerWarp)),
+          mul(mv.rowWarp, kRowsPerWarp));
   Value warpHasRows = lessU(row0, tq);
-  Value lastRow = sub(tq, constI32(1));
-  for (int64_t r = 0; r < 2; ++r) {
-    mv.row[r] = add(add(row0, mv.g), 8 * r);
-    mv.rowValid[r] = lessU(mv.row[r], tq);
-    mv.safeRow[r] = toI64(select(mv.rowValid[r], mv.row[r], lastRow));
-  }
+  std::array<Value, 2> rowValid = placeRows(mv.laneId, row0);
 
-  // This split's key tiles [tBegin, tBegin + nTiles).
+  // This split's key tiles [tBegin, tBegin + nTiles), in trips of G.
   Value keyTiles = divU(add(s, kKeys - 1), kKeys);
   Value splits = arg(kSplits);
   Value perSplit = divU(sub(add(keyTiles, splits), constI32(1)), splits);
-  Value tBegin = mul(mv.z, perSplit);
-  Value tEnd = minU(add(tBegin, perSplit), keyTiles);
-  Value nTiles = select(lessU(tBegin, tEnd), sub(tEnd, tBegin), constI32(0));
+  mv.tBegin = mul(mv.z, perSplit);
+  Value tEnd = minU(add(mv.tBegin, perSplit), keyTiles);
+  mv.nTiles = select(lessU(mv.tBegin, tEnd), sub(tEnd, mv.tBegin), constI32(0));
+  Value trips = divU(sub(add(mv.nTiles, mv.groups), constI32(1)), mv.groups);
 
-  // Q words, once: rows past T read row T-1 and are never stored.
+  // Q, once, into the warp's own 16 x 64 area after the slots (chunks
+  // swizzled like K's) by cp.async, so no load latency blocks the K/V
+  // copies behind it: lane l copies chunk l % 8 of rows l / 8 + 4i. Rows
+  // past T read row T-1 and are never stored.
   Value b64 = toI64(mv.b), h64 = toI64(mv.h);
+  mv.smem = LLVM::AddressOfOp::create(b, loc, sharedPtr, smemName);
+  mv.kv = mv.smem;
   Value qHead = elementPtr(
       arg(kQ), bf16, add(mul(b64, arg(kQStrideB)), mul(h64, arg(kQStrideH))));
-  mv.laneCol = toI64(mul(mv.t, 2));
-  Value qRow[2];
-  for (int64_t r = 0; r < 2; ++r)
-    qRow[r] = elementPtr(qHead, bf16,
-                         add(mul(mv.safeRow[r], arg(kQStrideT)), mv.laneCol));
-  for (int64_t kk = 0; kk < 4; ++kk)
-    for (int64_t half = 0; half < 2; ++half)
-      for (int64_t r = 0; r < 2; ++r)
-        mv.q[kk].push_back(loadReadOnly(
-            i32, elementPtr(qRow[r], bf16, constI32(16 * kk + 8 * half)), 4));
+  Value slotElems =
+      mul(mul(select(mv.twoStages, constI32(2), constI32(1)), mv.groups),
+          kSlotElems);
+  Value qOff = add(slotElems, mul(warp, kRowsPerWarp * kD));
+  {
+    Value chunk = remU(mv.laneId, kChunksPerRow);
+    Value firstRow = divU(mv.laneId, kChunksPerRow);
+    Value lastRow = sub(tq, constI32(1));
+    for (int64_t i = 0; i < kRowsPerWarp * kChunksPerRow / 32; ++i) {
+      Value row = add(firstRow, 4 * i); // row % 8 = firstRow % 8 + 4 (i % 2)
+      Value tRow = minU(add(row0, row), lastRow);
+      Value src = elementPtr(
+          qHead, bf16,
+          add(mul(toI64(tRow), arg(kQStrideT)), toI64(mul(chunk, 8))));
+      Value phys = bitXor(chunk, swizzle(bitAnd(row, 7)));
+      Value dst = add(qOff, add(mul(row, kD), mul(phys, 8)));
+      NVVM::CpAsyncOp::create(b, loc, elementPtr(mv.kv, bf16, dst), src, 16,
+                              NVVM::LoadCacheModifierKind::CG,
+                              /*cpSize=*/Value());
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    Value lane = mv.laneId;
+    Value qRowInTile = add(remU(lane, 8), mul(bitAnd(shrU(lane, 3), 1), 8));
+    Value qChunk = bitXor(shrU(lane, 4), swizzle(remU(lane, 8)));
+    mv.qLaneOff = add(add(qOff, mul(qRowInTile, kD)), mul(qChunk, 8));
+  }
   mv.kHead = elementPtr(
       arg(kK), bf16, add(mul(b64, arg(kKStrideB)), mul(h64, arg(kKStrideH))));
   mv.vHead = elementPtr(
@@ -924,42 +1162,42 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
     mv.maskRow[r] =
         elementPtr(maskHead, i8, mul(mv.safeRow[r], arg(kMaskStrideT)));
   mv.rowBits =
-      bitOr(select(mv.rowValid[0], constI32(0x33333333), constI32(0)),
-            select(mv.rowValid[1], constI32(static_cast<int32_t>(0xCCCCCCCCu)),
+      bitOr(select(rowValid[0], constI32(0x33333333), constI32(0)),
+            select(rowValid[1], constI32(static_cast<int32_t>(0xCCCCCCCCu)),
                    constI32(0)));
   mv.scaleLog2 = fmul(arg(kScale), constF32(kLog2e));
   Value noSkip = isZero(arg(kSkip));
 
-  mv.kv = LLVM::AddressOfOp::create(b, loc, sharedPtr, kvName);
   // ldmatrix: lane l addresses row l % 8 of 8x8 block l / 8. K: block i is
   // d chunk 4c + i of key group n. V (transposed): blocks 1 and 3 are keys
   // 8..15 of the k-step, blocks 2 and 3 the second d group of the pair.
-  Value matrix = divU(laneId, 8), matrixRow = remU(laneId, 8);
+  Value matrix = divU(mv.laneId, 8), matrixRow = remU(mv.laneId, 8);
+  // Only the first chunk's offsets stay live: the others differ by an XOR
+  // of the chunk bits (computeTile), which frees registers for the trips.
   Value swzR = swizzle(matrixRow);
-  for (int64_t c = 0; c < 2; ++c)
-    mv.kLaneOff[c] =
-        add(mul(matrixRow, kD), mul(bitXor(add(matrix, 4 * c), swzR), 8));
+  mv.kLaneOff = add(mul(matrixRow, kD), mul(bitXor(matrix, swzR), 8));
   Value vRow = add(mul(bitAnd(matrix, 1), 8), matrixRow);
-  for (int64_t pair = 0; pair < kDGroups / 2; ++pair)
-    mv.vLaneOff[pair] = add(
-        mul(vRow, kD), mul(bitXor(add(shrU(matrix, 1), 2 * pair), swzR), 8));
+  mv.vLaneOff = add(mul(vRow, kD), mul(bitXor(shrU(matrix, 1), swzR), 8));
 
-  // Prologue: the first tile's copy (at once unless it may be skipped, so
-  // that it overlaps the mask loads) and the mask bits of two tiles.
-  Value zeroI32 = constI32(0);
-  Value hasTile = lessU(zeroI32, nTiles);
-  emitIf(both(noSkip, hasTile), [&] { copyTile(tBegin, zeroI32); });
-  Value bits0 = packMask(loadMask(tBegin, hasTile));
-  Value bits1 = packMask(loadMask(add(tBegin, 1), lessU(constI32(1), nTiles)));
-  Value active0 = barrierAny(both(hasTile, either(noSkip, notZero(bits0))));
-  emitIf(both(notZero(arg(kSkip)), active0),
-         [&] { copyTile(tBegin, zeroI32); });
+  // Prologue: trip 0's copies (at once unless tiles may be skipped, so that
+  // they overlap the mask loads) and the mask bits of this warp's tiles of
+  // trips 0 and 1.
+  Value zeroI32 = constI32(0), oneI32 = constI32(1);
+  Value hasTrip = lessU(zeroI32, trips);
+  emitIf(both(noSkip, hasTrip),
+         [&] { issueTrip(zeroI32, zeroI32, validGroups(zeroI32)); });
+  Value bits0 = packMask(loadMask(myTile(zeroI32), myTileValid(zeroI32)));
+  Value bits1 = packMask(loadMask(myTile(oneI32), myTileValid(oneI32)));
+  Value active0 =
+      groupsWith(both(myTileValid(zeroI32), either(noSkip, notZero(bits0))));
+  emitIf(both(notZero(arg(kSkip)), hasTrip),
+         [&] { issueTrip(zeroI32, zeroI32, active0); });
 
   SmallVector<Value> init = {bits0, bits1, active0};
   Value minusInf = negInf(), zeroF = constF32(0.0);
   init.append({minusInf, minusInf, zeroF, zeroF});
   init.append(kDGroups * 4, zeroF);
-  auto loop = scf::ForOp::create(b, loc, zeroI32, nTiles, constI32(1), init);
+  auto loop = scf::ForOp::create(b, loc, zeroI32, trips, oneI32, init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
@@ -973,22 +1211,28 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
     state.l[1] = carried[6];
     state.acc.assign(carried.begin() + 7, carried.end());
 
-    Value tile = add(tBegin, k);
-    Value stage = bitAnd(k, 1);
-    // This thread's copies of `tile` are done; the barrier makes everyone's
-    // visible and frees the other buffer (its tile was computed last turn).
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    Value hasNext = lessU(add(k, 1), nTiles);
+    // Two stages alternate (trip k uses stage k % 2); one stage takes every
+    // trip.
+    Value stage = select(mv.twoStages, bitAnd(k, 1), zeroI32);
+    waitTrip();
+    // The groups' barriers make every thread's copies of this trip visible
+    // and, with two stages, free the other stage (computed last trip).
+    Value next = add(k, 1);
+    Value hasNext = lessU(next, trips);
     Value activeNext =
-        barrierAny(both(hasNext, either(noSkip, notZero(bitsNext))));
-    emitIf(activeNext,
-           [&] { copyTile(add(tile, 1), bitXor(stage, constI32(1))); });
-    // Tile k+2's mask: lines into L1 now, loaded and packed after the
+        groupsWith(both(myTileValid(next), either(noSkip, notZero(bitsNext))));
+    Value otherStage = bitXor(stage, oneI32);
+    emitIf(both(mv.twoStages, hasNext),
+           [&] { issueTrip(next, otherStage, activeNext); });
+    // Trip k+2's mask: lines into L1 now, loaded and packed after the
     // compute (holding its 32 bytes across the compute costs 32 registers).
-    Value tileAfter = add(tile, 2);
+    Value tripAfter = add(k, 2);
+    Value tileAfter = myTile(tripAfter);
     prefetchMask(tileAfter);
 
-    Value compute = both(both(activeCur, warpHasRows),
+    Value mine =
+        notZero(bitAnd(arith::ShRUIOp::create(b, loc, activeCur, mv.group), 1));
+    Value compute = both(both(mine, warpHasRows),
                          either(noSkip, warpAny(notZero(bitsCur))));
     SmallVector<Value> stateValues = {state.m[0], state.m[1], state.l[0],
                                       state.l[1]};
@@ -998,14 +1242,25 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToEnd(ifOp.thenBlock());
-      RowState next = computeTile(stage, bitsCur, state);
-      SmallVector<Value> yielded = {next.m[0], next.m[1], next.l[0], next.l[1]};
-      llvm::append_range(yielded, next.acc);
+      Value slot = add(mul(stage, mv.groups), mv.group);
+      RowState computed = computeTile(slot, bitsCur, state);
+      SmallVector<Value> yielded = {computed.m[0], computed.m[1], computed.l[0],
+                                    computed.l[1]};
+      llvm::append_range(yielded, computed.acc);
       scf::YieldOp::create(b, loc, yielded);
       b.setInsertionPointToEnd(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, stateValues);
     }
-    Value bitsAfter = packMask(loadMask(tileAfter, lessU(add(k, 2), nTiles)));
+    // One stage: the next trip overwrites the slots just computed.
+    emitIf(both(arith::XOrIOp::create(
+                    b, loc, mv.twoStages,
+                    arith::ConstantOp::create(b, loc, b.getBoolAttr(true))),
+                hasNext),
+           [&] {
+             barrier();
+             issueTrip(next, zeroI32, activeNext);
+           });
+    Value bitsAfter = packMask(loadMask(tileAfter, myTileValid(tripAfter)));
     SmallVector<Value> yielded = {bitsNext, bitsAfter, activeNext};
     llvm::append_range(yielded, ifOp.getResults());
     scf::YieldOp::create(b, loc, yielded);
@@ -1016,24 +1271,40 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
   final.l[0] = loop.getResult(5);
   final.l[1] = loop.getResult(6);
   final.acc.assign(loop.getResults().begin() + 7, loop.getResults().end());
+  final = mergeGroups(final);
+  // Group 0's warps hold the merged rows; the others only take part in the
+  // barriers of the store.
+  Value writer = isZero(mv.group);
+  for (int64_t r = 0; r < 2; ++r)
+    mv.rowValid[r] = both(rowValid[r], writer);
   storeResult(final);
-  gpu::ReturnOp::create(b, loc);
 }
 
 } // namespace
 
 LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
                                     gpu::GPUModuleOp module) {
-  std::string name = config::kAttentionKernelName;
-  std::string kv = "__" + name + "_kv";
-  for (const std::string &symbol : {name, kv})
+  std::string smem = "__" + std::string(config::kAttentionKernelName) + "_smem";
+  SmallVector<std::string> symbols = {smem};
+  for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g)
+    symbols.push_back(config::attentionKernelSymbol(g));
+  for (const std::string &symbol : symbols)
     if (SymbolTable::lookupSymbolIn(module, symbol))
       return emitError(loc)
-             << "cannot build attention kernel '" << name << "': symbol '"
-             << symbol << "' already exists in " << module.getName();
+             << "cannot build the attention kernels: symbol '" << symbol
+             << "' already exists in " << module.getName();
   OpBuilder::InsertionGuard guard(b);
-  AttentionEmitter emitter(b, loc);
-  emitter.emitMainKernel(module, name, kv);
+  // Dynamic shared memory (the launch rule's sharedBytes), shared by the
+  // functions: stages * kv_groups slots, then each warp's Q rows.
+  b.setInsertionPointToEnd(module.getBody());
+  LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                         /*isConstant=*/false, LLVM::Linkage::External, smem,
+                         Attribute(),
+                         /*alignment=*/16, kSharedSpace);
+  for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
+    AttentionEmitter emitter(b, loc);
+    emitter.emitMainKernel(module, config::attentionKernelSymbol(g), smem, g);
+  }
   return success();
 }
 

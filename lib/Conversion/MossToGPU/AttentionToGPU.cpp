@@ -67,13 +67,19 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Location loc = op.getLoc();
     auto top = op->getParentOfType<ModuleOp>();
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(rw, top);
-    std::string name = config::kAttentionKernelName;
-    if (!SymbolTable::lookupSymbolIn(kernels, name) &&
+    if (!SymbolTable::lookupSymbolIn(kernels,
+                                     config::attentionKernelSymbol(1)) &&
         failed(buildAttentionKernels(rw, loc, kernels)))
-      return op.emitOpError("could not build attention kernel ") << name;
-    auto mainFn = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
-    if (!mainFn)
-      return op.emitOpError("attention kernel ") << name << " is missing";
+      return op.emitOpError("could not build the attention kernels");
+    // byGroups[g - 1]: the kernel for g key groups.
+    SmallVector<gpu::GPUFuncOp> byGroups;
+    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
+      std::string name = config::attentionKernelSymbol(g);
+      byGroups.push_back(kernels.lookupSymbol<gpu::GPUFuncOp>(name));
+      if (!byGroups.back())
+        return op.emitOpError("attention kernel ") << name << " is missing";
+    }
+    gpu::GPUFuncOp mainFn = byGroups.front();
 
     Type ptrType = mainFn.getArgumentTypes().front();
     Type i32 = rw.getI32Type();
@@ -124,38 +130,70 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     auto minU = [&](Value l, Value r) {
       return arith::MinUIOp::create(rw, loc, l, r).getResult();
     };
-    Value warps = minU(ceilDiv(tDim, c(config::kAttentionRowsPerWarp)),
-                       c(config::kAttentionMaxWarps));
-    Value threads = mul(warps, c(32));
-    Value gridX = mul(bDim, hDim);
-    Value gridY = ceilDiv(tDim, mul(warps, c(config::kAttentionRowsPerWarp)));
-    Value tiles = ceilDiv(sDim, c(config::kAttentionKeysPerTile));
     auto eq = [&](Value l, int64_t r) {
       return arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq, l, c(r))
+          .getResult();
+    };
+    auto ule = [&](Value l, Value r) {
+      return arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule, l, r)
           .getResult();
     };
     auto select = [&](Value cond, Value t, Value f) {
       return arith::SelectOp::create(rw, loc, cond, t, f).getResult();
     };
-    const int64_t *perSm = config::kAttentionCtasPerSm;
+    auto divU = [&](Value l, Value r) {
+      return arith::DivUIOp::create(rw, loc, l, r).getResult();
+    };
+    /// table[i] for a value i in [1, 4].
+    auto lookup = [&](Value i, const int64_t *table) {
+      return select(eq(i, 1), c(table[1]),
+                    select(eq(i, 2), c(table[2]),
+                           select(eq(i, 3), c(table[3]), c(table[4]))));
+    };
+    Value rowWarps = minU(ceilDiv(tDim, c(config::kAttentionRowsPerWarp)),
+                          c(config::kAttentionMaxWarps));
+    Value gridX = mul(bDim, hDim);
+    Value gridY =
+        ceilDiv(tDim, mul(rowWarps, c(config::kAttentionRowsPerWarp)));
+    Value tiles = ceilDiv(sDim, c(config::kAttentionKeysPerTile));
+    Value fitting = minU(divU(c(config::kAttentionMaxWarps), rowWarps), tiles);
+    // Two or more row warps: groups only while they leave <= 2 trips.
+    Value manyRowWarps = arith::CmpIOp::create(
+        rw, loc, arith::CmpIPredicate::uge, rowWarps, c(2));
+    Value manyTrips = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt,
+                                            ceilDiv(tiles, fitting), c(2));
+    Value longWalk = arith::AndIOp::create(rw, loc, manyRowWarps, manyTrips);
+    Value groups0 = select(longWalk, c(1), fitting);
+    auto stagesOf = [&](Value groups) {
+      return select(ule(groups, c(2)), c(2), c(1));
+    };
     Value ctasPerSm =
-        select(eq(warps, 1), c(perSm[1]),
-               select(eq(warps, 2), c(perSm[2]),
-                      select(eq(warps, 3), c(perSm[3]), c(perSm[4]))));
+        minU(lookup(mul(rowWarps, groups0), config::kAttentionCtasPerSmByWarps),
+             lookup(mul(stagesOf(groups0), groups0),
+                    config::kAttentionCtasPerSmBySlots));
     Value slots = mul(ctasPerSm, c(config::kAttentionSms));
     Value ctas = mul(gridX, gridY);
-    auto ule = [&](Value l, Value r) {
-      return arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule, l, r)
-          .getResult();
-    };
-    Value bound = arith::DivUIOp::create(rw, loc, slots, mul(ctas, c(2)));
-    Value minTps = select(ule(ctas, c(config::kAttentionFewCtas)), c(1), c(2));
+    Value trips = ceilDiv(tiles, groups0);
+    Value bound = divU(slots, mul(ctas, c(2)));
+    // One row warp, or a tiny grid, splits down to one trip per split.
+    Value oneRowWarp = eq(rowWarps, 1);
+    Value fewCtas = ule(ctas, c(config::kAttentionFewCtas));
+    Value splitsFreely = arith::OrIOp::create(rw, loc, oneRowWarp, fewCtas);
+    Value minTrips = select(splitsFreely, c(1), c(2));
     Value wanted =
         arith::MaxUIOp::create(rw, loc, c(1),
-                               minU(minU(ceilDiv(tiles, minTps), bound),
+                               minU(minU(ceilDiv(trips, minTrips), bound),
                                     c(config::kAttentionMaxSplits)));
-    wanted = select(ule(tiles, c(2)), c(1), wanted);
-    Value splits = ceilDiv(tiles, ceilDiv(tiles, wanted));
+    wanted = select(ule(trips, c(1)), c(1), wanted);
+    Value tilesPerSplit = ceilDiv(tiles, minU(wanted, tiles));
+    Value splits = ceilDiv(tiles, tilesPerSplit);
+    Value groups = minU(groups0, tilesPerSplit);
+    Value threads = mul(mul(rowWarps, groups), c(32));
+    Value slotBytes =
+        mul(mul(stagesOf(groups), groups), c(config::kAttentionSlotBytes));
+    Value qBytes =
+        mul(mul(rowWarps, groups), c(config::kAttentionQBytesPerWarp));
+    Value sharedBytes = arith::AddIOp::create(rw, loc, slotBytes, qBytes);
     Value rows = mul(gridX, tDim);
     Value split =
         arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, splits, c(1));
@@ -204,9 +242,25 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         rw, loc, i32, op.getSkipEmptyTiles() ? 1 : 0));
     args.push_back(toI32(splits));
 
+    // The kernel of the rule's key-group count: cases 1..3, default 4.
     gpu::KernelDim3 grid{gridX, gridY, splits};
     gpu::KernelDim3 block{threads, c(1), c(1)};
-    gpu::LaunchFuncOp::create(rw, loc, mainFn, grid, block, Value(), args);
+    Value smem32 = toI32(sharedBytes);
+    SmallVector<int64_t> cases;
+    for (int64_t g = 1; g < config::kAttentionMaxKvGroups; ++g)
+      cases.push_back(g);
+    auto launchFor = scf::IndexSwitchOp::create(rw, loc, TypeRange{}, groups,
+                                                cases, cases.size());
+    for (int64_t i = 0; i <= int64_t(cases.size()); ++i) {
+      bool isDefault = i == int64_t(cases.size());
+      Region &region = isDefault ? launchFor.getDefaultRegion()
+                                 : launchFor.getCaseRegions()[i];
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPointToStart(rw.createBlock(&region));
+      gpu::LaunchFuncOp::create(rw, loc, byGroups[isDefault ? cases.size() : i],
+                                grid, block, smem32, args);
+      scf::YieldOp::create(rw, loc);
+    }
     rw.replaceOp(op, bufferization::ToTensorOp::create(rw, loc, resultType,
                                                        view, /*restrict=*/true,
                                                        /*writable=*/true));

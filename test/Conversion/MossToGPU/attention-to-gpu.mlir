@@ -5,24 +5,37 @@
 // transposed [B,H,T,D] view and launches with the runtime B and T.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: gpu.module @moss_kernels
-// CHECK: llvm.mlir.global internal @__streaming_attention_d64_kv() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<16384 x bf16>
-// CHECK: gpu.func @streaming_attention_d64(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32) kernel
+// CHECK: llvm.mlir.global external @__streaming_attention_d64_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-NOT: llvm.mlir.global
+// The function for one key group (long chunks); g2..g4 follow.
+// CHECK: gpu.func @streaming_attention_d64_g1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32) kernel
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 3 : i32
 // CHECK: gpu.block_dim x
-// Prologue: whether the first key tile has an allowed key anywhere in the
-// CTA (bar.red.or), then its asynchronous copy into shared memory.
-// CHECK: nvvm.barrier #nvvm.reduction<or>
+// Prologue: the warp's Q rows into shared memory (their own cp.async group),
+// then trip 0's tiles, one per group, by every thread with 16-byte cp.async
+// (rows past S zero-filled), one commit group per trip.
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1_i32{{(_[0-9]+)?}} step
+// CHECK: scf.for
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
-// The key-tile loop: wait, barrier (copy of the next tile), the L1 prefetch
-// of the mask two tiles ahead, compute.
+// Which groups' tiles have an allowed key anywhere in the CTA: one
+// bar.red.or per group.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1_i32{{(_[0-9]+)?}} step
+// CHECK: nvvm.barrier #nvvm.reduction<or>
+// The trip loop: wait for this thread's copies, the groups' barriers (all
+// copies visible), the next trip's copies, the L1 prefetch of the mask two
+// trips ahead, compute.
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK: nvvm.barrier #nvvm.reduction<or>
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.prefetch level = L1
 // CHECK: nvvm.vote.sync any
+// Q's A fragments from shared memory.
+// CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // QK^T on BF16 tensor cores with K from ldmatrix.
 // CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK: nvvm.mma.sync
@@ -63,6 +76,22 @@
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK: llvm.store volatile %{{.*}}, %[[COUNTER]] {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK: gpu.return
+// CHECK: gpu.func @streaming_attention_d64_g2(
+// CHECK: gpu.func @streaming_attention_d64_g3(
+// With four groups there is one stage: the next trip's copies follow the
+// compute and a barrier; then groups 1.. hand their state to group 0
+// through shared memory between two barriers, and group 0 merges them.
+// CHECK: gpu.func @streaming_attention_d64_g4(
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: nvvm.barrier0
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4_i32{{(_[0-9]+)?}} step %{{.*}} iter_args
+// CHECK-COUNT-36: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
 // CHECK-LABEL: func.func @bthd
@@ -86,32 +115,56 @@
 // CHECK: %[[S:.*]] = memref.dim %[[KB]], %c2
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[B]], %[[T]]) : memref<?x?x12x64xbf16>
 // CHECK: %[[VIEW:.*]] = memref.transpose %[[OUT]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x12x64xbf16> to memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>>
-// Launch rule: warps = min(ceil(T/16), 4), grid (B*H, ceil(T/(16 warps)),
-// splits), a workspace only when splits > 1: 1024 counters that start at
-// zero, then the partials.
+// Launch rule: rowWarps = min(ceil(T/16), 4), groups0 = min(4 / rowWarps,
+// tiles) (see below), grid (B*H, ceil(T/(16 rowWarps)), splits), a workspace only when
+// splits > 1: 1024 counters that start at zero, then the partials.
 // CHECK: %[[W16:.*]] = arith.ceildivui %[[T]], %c16
-// CHECK: %[[WARPS:.*]] = arith.minui %[[W16]], %c4
-// CHECK: %[[THREADS:.*]] = arith.muli %[[WARPS]], %c32
+// CHECK: %[[RW:.*]] = arith.minui %[[W16]], %c4
 // CHECK: %[[GX:.*]] = arith.muli %[[B]], %[[H]]
-// CHECK: %[[ROWS:.*]] = arith.muli %[[WARPS]], %c16
+// CHECK: %[[ROWS:.*]] = arith.muli %[[RW]], %c16
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %[[ROWS]]
 // CHECK: %[[TILES:.*]] = arith.ceildivui %[[S]], %c64
-// Splits: 1 for <= 2 tiles, else max(1, min(ceil(tiles / minTps),
-// slots / (2 ctas), 16)) with minTps = 1 for <= 32 CTAs, else 2.
+// CHECK: %[[FREE:.*]] = arith.divui %c4{{.*}}, %[[RW]]
+// CHECK: %[[FIT:.*]] = arith.minui %[[FREE]], %[[TILES]]
+// Two or more row warps use one group when groups would leave > 2 trips.
+// CHECK: %[[MANYRW:.*]] = arith.cmpi uge, %[[RW]], %c2
+// CHECK: %[[FITTRIPS:.*]] = arith.ceildivui %[[TILES]], %[[FIT]]
+// CHECK: %[[MANYTRIPS:.*]] = arith.cmpi ugt, %[[FITTRIPS]], %c2
+// CHECK: %[[LONG:.*]] = arith.andi %[[MANYRW]], %[[MANYTRIPS]]
+// CHECK: %[[G0:.*]] = arith.select %[[LONG]], %c1{{.*}}, %[[FIT]]
+// Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
+// slots / (2 ctas), 16)) with minTrips = 1 for one row warp or <= 32 CTAs,
+// else 2; slots = 132 * min(CTAs by warps, CTAs by shared-memory slots).
 // CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
 // CHECK: %[[CTAS:.*]] = arith.muli %[[GX]], %[[GY]]
+// CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[TILES]], %[[G0]]
 // CHECK: %[[CTAS2:.*]] = arith.muli %[[CTAS]], %c2
 // CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTAS2]]
+// CHECK: %[[ONERW:.*]] = arith.cmpi eq, %[[RW]], %c1
 // CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[CTAS]], %c32
-// CHECK: %[[MINTPS:.*]] = arith.select %[[FEW]]
-// CHECK: %[[BYTILES:.*]] = arith.ceildivui %[[TILES]], %[[MINTPS]]
-// CHECK: %[[CAP1:.*]] = arith.minui %[[BYTILES]], %[[BOUND]]
+// CHECK: %[[FREELY:.*]] = arith.ori %[[ONERW]], %[[FEW]]
+// CHECK: %[[MINTRIPS:.*]] = arith.select %[[FREELY]]
+// CHECK: %[[BYTRIPS:.*]] = arith.ceildivui %[[TRIPS]], %[[MINTRIPS]]
+// CHECK: %[[CAP1:.*]] = arith.minui %[[BYTRIPS]], %[[BOUND]]
 // CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %c16
 // CHECK: %[[ATLEAST1:.*]] = arith.maxui %{{.*}}, %[[CAP2]]
-// CHECK: %[[TWO:.*]] = arith.cmpi ule, %[[TILES]], %c2
-// CHECK: %[[WANTED:.*]] = arith.select %[[TWO]], %{{.*}}, %[[ATLEAST1]]
-// CHECK: %[[TPS:.*]] = arith.ceildivui %[[TILES]], %[[WANTED]]
+// CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[TRIPS]], %c1
+// CHECK: %[[WANTED:.*]] = arith.select %[[ONE]], %{{.*}}, %[[ATLEAST1]]
+// CHECK: %[[CAPPED:.*]] = arith.minui %[[WANTED]], %[[TILES]]
+// CHECK: %[[TPS:.*]] = arith.ceildivui %[[TILES]], %[[CAPPED]]
 // CHECK: %[[NSPLIT:.*]] = arith.ceildivui %[[TILES]], %[[TPS]]
+// CHECK: %[[GROUPS:.*]] = arith.minui %[[G0]], %[[TPS]]
+// CHECK: %[[WARPS:.*]] = arith.muli %[[RW]], %[[GROUPS]]
+// CHECK: %[[THREADS:.*]] = arith.muli %[[WARPS]], %c32
+// Shared memory: stages * groups slots of 16 KiB (two stages for <= 2
+// groups), then 2 KiB of Q rows a warp.
+// CHECK: %[[FEWG:.*]] = arith.cmpi ule, %[[GROUPS]], %c2
+// CHECK: %[[STAGES:.*]] = arith.select %[[FEWG]]
+// CHECK: %[[NSLOTS:.*]] = arith.muli %[[STAGES]], %[[GROUPS]]
+// CHECK: %[[SLOTBYTES:.*]] = arith.muli %[[NSLOTS]], %c16384
+// CHECK: %[[NWARPS:.*]] = arith.muli %[[RW]], %[[GROUPS]]
+// CHECK: %[[QBYTES:.*]] = arith.muli %[[NWARPS]], %c2048
+// CHECK: %[[SMEM:.*]] = arith.addi %[[SLOTBYTES]], %[[QBYTES]]
 // CHECK: %[[SPLIT:.*]] = arith.cmpi ugt, %[[NSPLIT]], %c1{{.*}} : index
 // CHECK: %[[PARTIALS:.*]] = arith.muli %{{.*}}, %c66
 // CHECK: %[[TOTAL:.*]] = arith.addi %c1024, %[[PARTIALS]]
@@ -126,9 +179,19 @@
 // CHECK-DAG: %[[BTHD0:.*]] = arith.constant 0 : i32
 // CHECK-DAG: %[[NOSKIP:.*]] = arith.constant 0 : i32
 // CHECK: %[[N32:.*]] = arith.index_cast %[[NSPLIT]] : index to i32
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) args(
+// CHECK: %[[SMEM32:.*]] = arith.index_cast %[[SMEM]] : index to i32
+// The function of the rule's key-group count: 1..3, default 4.
+// CHECK: scf.index_switch %[[GROUPS]]
+// CHECK: case 1 {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
 // CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QST]] : i64,
 // CHECK-SAME: %[[MSB]] : i64, %[[MST]] : i64, %[[MSS]] : i64, %[[B32]] : i32, %{{.*}} : i32, %[[T32]] : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[BTHD0]] : i32, %[[NOSKIP]] : i32, %[[N32]] : i32)
+// CHECK: case 2 {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: case 3 {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: default {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
 // CHECK-NOT: gpu.launch_func
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[VIEW]] restrict writable : memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>> to tensor<?x12x?x64xbf16>
 // CHECK: return %[[R]]
@@ -160,12 +223,15 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 
 // -----
 
-// Every attention op shares the one kernel.
+// Every attention op shares the four kernels.
 // CHECK-LABEL: module attributes {gpu.container_module}
-// CHECK-COUNT-1: gpu.func @streaming_attention_d64(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g3(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
-// CHECK-COUNT-2: gpu.launch_func @moss_kernels::@streaming_attention_d64 blocks
+// CHECK-COUNT-2: scf.index_switch
 // CHECK-NOT: moss.
 func.func @two_layers(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x1x250xi1>) -> (tensor<1x12x1x64xbf16>, tensor<1x12x1x64xbf16>) {
   %a = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x1x250xi1> -> tensor<1x12x1x64xbf16>

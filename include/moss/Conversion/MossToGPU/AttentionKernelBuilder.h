@@ -20,14 +20,15 @@
 
 namespace moss {
 
-/// Appends to `module` the kernel `streaming_attention_d64` (split-KV merged
-/// inside it) and the addrspace-3 llvm.mlir.global
-/// `__streaming_attention_d64_kv` (the double-buffered K/V tiles). The kernel
-/// takes the parameters of moss::config::attentionKernelArgNames() (pointers
-/// `!llvm.ptr<1>`, strides i64, sizes and flags i32, scale f32) and carries
-/// `gpu.kernel`. Emits an error at `loc` and fails when one of the symbols
-/// already exists. The insertion point of `b` is restored on return. Dialects
-/// that must be loaded: gpu, llvm, nvvm, arith, math, scf.
+/// Appends to `module` the kernels `streaming_attention_d64_g1` .. `_g4`
+/// (one per key-group count, split-KV merged inside them) and the external
+/// addrspace-3 llvm.mlir.global `__streaming_attention_d64_smem` (their
+/// dynamic shared memory). Each kernel takes the parameters of
+/// moss::config::attentionKernelArgNames() (pointers `!llvm.ptr<1>`, strides
+/// i64, sizes and flags i32, scale f32) and carries `gpu.kernel`. Emits an
+/// error at `loc` and fails when one of the symbols already exists. The
+/// insertion point of `b` is restored on return. Dialects that must be loaded:
+/// gpu, llvm, nvvm, arith, math, scf.
 mlir::LogicalResult buildAttentionKernels(mlir::OpBuilder &b,
                                           mlir::Location loc,
                                           mlir::gpu::GPUModuleOp module);
