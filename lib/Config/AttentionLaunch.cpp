@@ -79,14 +79,20 @@ int64_t ctasPerSm(int64_t rowWarps, int64_t groups) {
   return std::min(kAttentionCtasPerSmByWarps[rowWarps * groups],
                   kAttentionCtasPerSmBySlots[stagesFor(groups) * groups]);
 }
-int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t wanted) {
+int64_t ctasOf(int64_t b, int64_t h, int64_t t) {
+  return b * h * ceilDiv(t, kAttentionRowsPerWarp * rowWarpsFor(t));
+}
+int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas,
+                  int64_t wanted) {
   int64_t most = kAttentionMaxWarps / rowWarps;
   if (wanted)
     return std::max<int64_t>(1, std::min({wanted, most, tiles}));
   int64_t groups = std::min(most, tiles);
-  // Two or more row warps: groups pay only while they leave at most two
-  // trips; longer walks split across CTAs instead.
-  if (rowWarps >= 2 && ceilDiv(tiles, groups) > 2)
+  // Groups pay while the grid leaves SMs idle (beyond two CTAs an SM their
+  // shared memory costs occupancy), and for two or more row warps only
+  // while they leave at most two trips: longer walks split across CTAs.
+  if (ctas > kAttentionGroupsMaxCtas ||
+      (rowWarps >= 2 && ceilDiv(tiles, groups) > 2))
     return 1;
   return groups;
 }
@@ -107,12 +113,13 @@ int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
 }
 } // namespace
 
-int64_t chooseAttentionKvGroups(int64_t t, int64_t s) {
-  return groupsFor(rowWarpsFor(t), ceilDiv(s, kAttentionKeysPerTile), 0);
+int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s) {
+  return groupsFor(rowWarpsFor(t), ceilDiv(s, kAttentionKeysPerTile),
+                   ctasOf(b, h, t), 0);
 }
 
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
-  return splitsFor(b, h, t, s, chooseAttentionKvGroups(t, s));
+  return splitsFor(b, h, t, s, chooseAttentionKvGroups(b, h, t, s));
 }
 
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
@@ -152,7 +159,8 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
     return false;
   }
   launch.keyTiles = ceilDiv(s, kAttentionKeysPerTile);
-  int64_t groups = groupsFor(launch.rowWarps, launch.keyTiles, kvGroups);
+  int64_t groups = groupsFor(launch.rowWarps, launch.keyTiles,
+                             launch.gridX * launch.gridY, kvGroups);
   int64_t wanted = splits ? splits : splitsFor(b, h, t, s, groups);
   wanted = std::min(wanted, launch.keyTiles);
   launch.tilesPerSplit = ceilDiv(launch.keyTiles, wanted);

@@ -71,14 +71,18 @@ TEST(AttentionLaunchTest, WarpsFollowTheRows) {
 }
 
 TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
-  EXPECT_EQ(chooseAttentionKvGroups(1, 125), 2);  // 2 tiles
-  EXPECT_EQ(chooseAttentionKvGroups(1, 190), 3);  // 3 tiles
-  EXPECT_EQ(chooseAttentionKvGroups(16, 400), 4); // 4 / 1 row warp
-  EXPECT_EQ(chooseAttentionKvGroups(32, 250), 2); // 4 / 2 row warps
+  EXPECT_EQ(chooseAttentionKvGroups(1, 20, 1, 125), 2);  // 2 tiles
+  EXPECT_EQ(chooseAttentionKvGroups(1, 1, 1, 190), 3);   // 3 tiles
+  EXPECT_EQ(chooseAttentionKvGroups(4, 12, 16, 400), 4); // 4 / 1 row warp
+  EXPECT_EQ(chooseAttentionKvGroups(4, 12, 32, 250), 2); // 4 / 2 row warps
   // Two row warps over 7 tiles: 4 trips of 2 groups; splits instead.
-  EXPECT_EQ(chooseAttentionKvGroups(32, 400), 1);
-  EXPECT_EQ(chooseAttentionKvGroups(40, 400), 1); // 3 row warps
-  EXPECT_EQ(chooseAttentionKvGroups(480, 400), 1);
+  EXPECT_EQ(chooseAttentionKvGroups(4, 12, 32, 400), 1);
+  EXPECT_EQ(chooseAttentionKvGroups(1, 12, 40, 400), 1); // 3 row warps
+  EXPECT_EQ(chooseAttentionKvGroups(1, 12, 480, 400), 1);
+  // A full grid: 16 * 12 = 192 CTAs still group, 16 * 20 = 320 do not.
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 1, 400), 4);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 20, 1, 125), 1);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 20, 32, 125), 1);
   AttentionLaunch three = derive(1, 1, 1, 190);
   EXPECT_EQ(three.kvGroups, 3);
   EXPECT_EQ(three.stages, 1);

@@ -58,6 +58,9 @@ constexpr int64_t kAttentionCounters = 1024;
 /// of 228 KiB). Splits pay while the grid leaves half the GPU's CTA slots
 /// empty.
 constexpr int64_t kAttentionSms = 132;
+/// Beyond this many CTAs (B*H*row blocks, two an SM) the rule uses one group:
+/// the SMs are busy anyway and a group's shared memory costs occupancy.
+constexpr int64_t kAttentionGroupsMaxCtas = 2 * kAttentionSms;
 constexpr int64_t kAttentionMinCtasPerSm = 3; ///< at 4 warps (nvvm.minctasm).
 constexpr int64_t kAttentionCtasPerSmByWarps[5] = {0, 12, 6, 4, 3};
 constexpr int64_t kAttentionCtasPerSmBySlots[5] = {0, 0, 6, 0, 3};
@@ -99,9 +102,10 @@ struct AttentionLaunch {
 };
 
 /// Key groups of the rule before splitting, for sizes >= 1: the warps that
-/// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on), and
-/// 1 for two row warps when that would leave more than two trips.
-int64_t chooseAttentionKvGroups(int64_t t, int64_t s);
+/// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on); 1
+/// for more than kAttentionGroupsMaxCtas CTAs, and for two row warps when
+/// groups would leave more than two trips.
+int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Split-KV count of the rule, for sizes >= 1: with G key groups
 /// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs

@@ -156,14 +156,20 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value gridY =
         ceilDiv(tDim, mul(rowWarps, c(config::kAttentionRowsPerWarp)));
     Value tiles = ceilDiv(sDim, c(config::kAttentionKeysPerTile));
+    Value ctas = mul(gridX, gridY);
     Value fitting = minU(divU(c(config::kAttentionMaxWarps), rowWarps), tiles);
-    // Two or more row warps: groups only while they leave <= 2 trips.
+    // One group for a full grid, and for two or more row warps when groups
+    // would leave more than 2 trips.
+    Value fullGrid =
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, ctas,
+                              c(config::kAttentionGroupsMaxCtas));
     Value manyRowWarps = arith::CmpIOp::create(
         rw, loc, arith::CmpIPredicate::uge, rowWarps, c(2));
     Value manyTrips = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt,
                                             ceilDiv(tiles, fitting), c(2));
     Value longWalk = arith::AndIOp::create(rw, loc, manyRowWarps, manyTrips);
-    Value groups0 = select(longWalk, c(1), fitting);
+    Value oneGroup = arith::OrIOp::create(rw, loc, fullGrid, longWalk);
+    Value groups0 = select(oneGroup, c(1), fitting);
     auto stagesOf = [&](Value groups) {
       return select(ule(groups, c(2)), c(2), c(1));
     };
@@ -172,7 +178,6 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
              lookup(mul(stagesOf(groups0), groups0),
                     config::kAttentionCtasPerSmBySlots));
     Value slots = mul(ctasPerSm, c(config::kAttentionSms));
-    Value ctas = mul(gridX, gridY);
     Value trips = ceilDiv(tiles, groups0);
     Value bound = divU(slots, mul(ctas, c(2)));
     // One row warp, or a tiny grid, splits down to one trip per split.

@@ -101,3 +101,15 @@ func.func @b16_h12_t480_s400(%q: tensor<16x12x480x64xbf16>, %k: tensor<16x12x400
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x480x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x1x480x400xi1> -> tensor<16x12x480x64xbf16>
   return %o : tensor<16x12x480x64xbf16>
 }
+
+// -----
+
+// 320 CTAs: past 264 the grid is full, one group, no split.
+// CHECK-LABEL: func.func @b16_h20_t1_s125(
+// CHECK: memref.alloc() : memref<0xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c320, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %c34816_i32
+// CHECK-SAME: %c1_i32 : i32)
+func.func @b16_h20_t1_s125(%q: tensor<16x20x1x64xbf16>, %k: tensor<16x20x125x64xbf16>, %v: tensor<16x20x125x64xbf16>, %m: tensor<16x1x1x125xi1>) -> tensor<16x20x1x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x20x1x64xbf16>, tensor<16x20x125x64xbf16>, tensor<16x20x125x64xbf16>, tensor<16x1x1x125xi1> -> tensor<16x20x1x64xbf16>
+  return %o : tensor<16x20x1x64xbf16>
+}

@@ -124,19 +124,22 @@
 // CHECK: %[[ROWS:.*]] = arith.muli %[[RW]], %c16
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %[[ROWS]]
 // CHECK: %[[TILES:.*]] = arith.ceildivui %[[S]], %c64
+// CHECK: %[[CTAS:.*]] = arith.muli %[[GX]], %[[GY]]
 // CHECK: %[[FREE:.*]] = arith.divui %c4{{.*}}, %[[RW]]
 // CHECK: %[[FIT:.*]] = arith.minui %[[FREE]], %[[TILES]]
-// Two or more row warps use one group when groups would leave > 2 trips.
+// One group beyond 264 CTAs, and for two or more row warps when groups
+// would leave > 2 trips.
+// CHECK: %[[FULL:.*]] = arith.cmpi ugt, %[[CTAS]], %c264
 // CHECK: %[[MANYRW:.*]] = arith.cmpi uge, %[[RW]], %c2
 // CHECK: %[[FITTRIPS:.*]] = arith.ceildivui %[[TILES]], %[[FIT]]
 // CHECK: %[[MANYTRIPS:.*]] = arith.cmpi ugt, %[[FITTRIPS]], %c2
 // CHECK: %[[LONG:.*]] = arith.andi %[[MANYRW]], %[[MANYTRIPS]]
-// CHECK: %[[G0:.*]] = arith.select %[[LONG]], %c1{{.*}}, %[[FIT]]
+// CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
+// CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[FIT]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
 // slots / (2 ctas), 16)) with minTrips = 1 for one row warp or <= 32 CTAs,
 // else 2; slots = 132 * min(CTAs by warps, CTAs by shared-memory slots).
 // CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
-// CHECK: %[[CTAS:.*]] = arith.muli %[[GX]], %[[GY]]
 // CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[TILES]], %[[G0]]
 // CHECK: %[[CTAS2:.*]] = arith.muli %[[CTAS]], %c2
 // CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTAS2]]
