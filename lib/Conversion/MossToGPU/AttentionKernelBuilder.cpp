@@ -10,7 +10,8 @@
 //
 // Copies. Every thread takes part in every tile of a trip with 16-byte
 // cp.async (one commit group per trip; cp.async.bulk of 128-byte rows was
-// measured 2-3x slower on an H200: the copy engine serializes small copies).
+// measured 1.4-3x slower on an H200: the copy engine serializes small
+// copies).
 // Two stages double-buffer the trips for 1..2 groups; 3..4 groups use one
 // stage (copy after the compute), so dynamic shared memory stays <= 4 slots
 // of 16 KiB.
@@ -18,7 +19,7 @@
 // QK^T. Q is A (row), K^T is B (col), k = d. Lane (g = lane/4, t = lane%4)
 // holds the standard m16n8k16 fragments: q[row g / g+8][16kk + 2t (+8)] from
 // the warp's Q rows, copied once into shared memory and read per tile with
-// ldmatrix.x4 (16 registers that the trips need more), and
+// ldmatrix.x4 (the trips need the 16 registers they would hold), and
 // k[key g][16kk + 2t (+8)] from shared memory with ldmatrix.x4 (four 8x8
 // blocks: one key group, four d chunks). Accumulator n (keys 8n..8n+7): c0, c1
 // = S[row g][8n+2t, +1], c2, c3 = S[row g+8][same keys].
@@ -429,8 +430,8 @@ private:
     Value kHead, vHead;
     Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.
     Value scaleLog2;
-    Value smem;     ///< dynamic shared memory: the stage barriers first.
-    Value kv;       ///< the slots after the barriers (bf16 elements).
+    Value smem;     ///< dynamic shared memory: the slots, then Q rows.
+    Value kv;       ///< the same address, for offsets in bf16 elements.
     Value kLaneOff; ///< lane's ldmatrix offset in a K tile, d chunk 0.
     Value vLaneOff; ///< lane's ldmatrix offset in a V tile, d pair 0.
   } mv;
