@@ -61,6 +61,8 @@ const std::vector<std::string> &attentionKernelArgNames() {
   return names;
 }
 
+int64_t attentionStages(int64_t kvGroups) { return kvGroups <= 2 ? 2 : 1; }
+
 std::string attentionKernelSymbol(int64_t kvGroups) {
   return std::string(kAttentionKernelName) + "_" +
          attentionKernelRole(kvGroups);
@@ -74,10 +76,9 @@ namespace {
 int64_t rowWarpsFor(int64_t t) {
   return std::min(kAttentionMaxWarps, ceilDiv(t, kAttentionRowsPerWarp));
 }
-int64_t stagesFor(int64_t groups) { return groups <= 2 ? 2 : 1; }
 int64_t ctasPerSm(int64_t rowWarps, int64_t groups) {
   return std::min(kAttentionCtasPerSmByWarps[rowWarps * groups],
-                  kAttentionCtasPerSmBySlots[stagesFor(groups) * groups]);
+                  kAttentionCtasPerSmBySlots[attentionStages(groups) * groups]);
 }
 int64_t ctasOf(int64_t b, int64_t h, int64_t t) {
   return b * h * ceilDiv(t, kAttentionRowsPerWarp * rowWarpsFor(t));
@@ -168,7 +169,7 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.kvGroups = std::min(groups, launch.tilesPerSplit);
   launch.warps = launch.rowWarps * launch.kvGroups;
   launch.threads = 32 * launch.warps;
-  launch.stages = stagesFor(launch.kvGroups);
+  launch.stages = attentionStages(launch.kvGroups);
   launch.sharedBytes = launch.stages * launch.kvGroups * kAttentionSlotBytes +
                        launch.warps * kAttentionQBytesPerWarp;
   if (launch.splits > 1) {

@@ -68,6 +68,10 @@ constexpr int64_t kAttentionMaxSplits = 16;
 /// Up to this many CTAs, a split may hold a single key tile.
 constexpr int64_t kAttentionFewCtas = 32;
 
+/// Stages of the K/V slots for `kvGroups` key groups: 2 (the next trip's
+/// copies overlap this trip's compute) for <= 2 groups, else 1.
+int64_t attentionStages(int64_t kvGroups);
+
 /// Symbol of the function for `kvGroups` key groups (1..4):
 /// streaming_attention_d64_g<G>; also its manifest role, "g<G>".
 std::string attentionKernelSymbol(int64_t kvGroups);

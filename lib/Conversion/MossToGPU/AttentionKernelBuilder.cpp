@@ -133,6 +133,23 @@ enum KernelArg {
 struct RowState {
   Value m[2], l[2];
   SmallVector<Value> acc; ///< kDGroups x 4 accumulators (O layout).
+
+  /// The order in which loops carry, yield and hand over a state:
+  /// m[0], m[1], l[0], l[1], acc.
+  SmallVector<Value> values() const {
+    SmallVector<Value> v = {m[0], m[1], l[0], l[1]};
+    llvm::append_range(v, acc);
+    return v;
+  }
+  static RowState fromValues(ValueRange v) {
+    RowState st;
+    st.m[0] = v[0];
+    st.m[1] = v[1];
+    st.l[0] = v[2];
+    st.l[1] = v[3];
+    st.acc.assign(v.begin() + 4, v.end());
+    return st;
+  }
 };
 
 class AttentionEmitter {
@@ -420,7 +437,7 @@ private:
   // Per-kernel values the pieces share.
   struct MainValues {
     Value tid, threads, g, t, b, h, z;
-    Value laneId, rowWarps, rowWarp, groups, group, twoStages;
+    Value laneId, rowWarps, rowWarp, groups, group;
     Value tBegin, nTiles;
     Value rowValid[2], row[2];
     Value safeRow[2]; ///< i64 row, clamped to T - 1 (valid address).
@@ -430,8 +447,7 @@ private:
     Value kHead, vHead;
     Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.
     Value scaleLog2;
-    Value smem;     ///< dynamic shared memory: the slots, then Q rows.
-    Value kv;       ///< the same address, for offsets in bf16 elements.
+    Value kv; ///< dynamic shared memory (slots, then Q rows), bf16 offsets.
     Value kLaneOff; ///< lane's ldmatrix offset in a K tile, d chunk 0.
     Value vLaneOff; ///< lane's ldmatrix offset in a V tile, d pair 0.
   } mv;
@@ -685,21 +701,7 @@ void AttentionEmitter::waitTrip() {
 RowState AttentionEmitter::mergeGroups(const RowState &state) {
   Value scratch = mv.kv; // f32 view of the slots
   Value several = lessU(constI32(1), mv.groups);
-  auto flatten = [](const RowState &st) {
-    SmallVector<Value> v = {st.m[0], st.m[1], st.l[0], st.l[1]};
-    llvm::append_range(v, st.acc);
-    return v;
-  };
-  auto unflatten = [](ValueRange v) {
-    RowState st;
-    st.m[0] = v[0];
-    st.m[1] = v[1];
-    st.l[0] = v[2];
-    st.l[1] = v[3];
-    st.acc.assign(v.begin() + 4, v.end());
-    return st;
-  };
-  SmallVector<Value> mine = flatten(state);
+  SmallVector<Value> mine = state.values();
   // Entry of group g >= 1: [kMergeFloats][threads of a group], float i of
   // the thread at place p of its group at ((g - 1) * kMergeFloats + i) *
   // perGroup + p. Computed from tid and blockDim only (a constant bank):
@@ -740,8 +742,8 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
             f32,
             elementPtr(scratch, f32, add(base, mul(perGroup, constI32(i)))),
             4));
-      RowState run = unflatten(loop.getRegionIterArgs());
-      RowState other = unflatten(in);
+      RowState run = RowState::fromValues(loop.getRegionIterArgs());
+      RowState other = RowState::fromValues(in);
       Value minusInf = negInf(), zeroF = constF32(0.0);
       RowState out;
       Value alpha[2], w[2];
@@ -758,13 +760,13 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
         int64_t r = (i % 4) / 2;
         out.acc.push_back(fma(w[r], other.acc[i], fmul(run.acc[i], alpha[r])));
       }
-      scf::YieldOp::create(b, loc, flatten(out));
+      scf::YieldOp::create(b, loc, out.values());
     }
     scf::YieldOp::create(b, loc, loop.getResults());
     b.setInsertionPointToEnd(ifOp.elseBlock());
     scf::YieldOp::create(b, loc, mine);
   }
-  return unflatten(ifOp.getResults());
+  return RowState::fromValues(ifOp.getResults());
 }
 
 RowState AttentionEmitter::computeTile(Value slot, Value bits,
@@ -1103,7 +1105,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   mv.rowWarps = divU(divU(mv.threads, 32), mv.groups);
   mv.rowWarp = remU(warp, mv.rowWarps);
   mv.group = divU(warp, mv.rowWarps);
-  mv.twoStages = cmp(arith::CmpIPredicate::ule, mv.groups, constI32(2));
+  const bool twoStages = config::attentionStages(kvGroups) == 2;
   Value row0 =
       add(mul(blockIdx(gpu::Dimension::y), mul(mv.rowWarps, kRowsPerWarp)),
           mul(mv.rowWarp, kRowsPerWarp));
@@ -1124,13 +1126,11 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   // copies behind it: lane l copies chunk l % 8 of rows l / 8 + 4i. Rows
   // past T read row T-1 and are never stored.
   Value b64 = toI64(mv.b), h64 = toI64(mv.h);
-  mv.smem = LLVM::AddressOfOp::create(b, loc, sharedPtr, smemName);
-  mv.kv = mv.smem;
+  mv.kv = LLVM::AddressOfOp::create(b, loc, sharedPtr, smemName);
   Value qHead = elementPtr(
       arg(kQ), bf16, add(mul(b64, arg(kQStrideB)), mul(h64, arg(kQStrideH))));
   Value slotElems =
-      mul(mul(select(mv.twoStages, constI32(2), constI32(1)), mv.groups),
-          kSlotElems);
+      constI32(config::attentionStages(kvGroups) * kvGroups * kSlotElems);
   Value qOff = add(slotElems, mul(warp, kRowsPerWarp * kD));
   {
     Value chunk = remU(mv.laneId, kChunksPerRow);
@@ -1205,16 +1205,11 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
     Value k = loop.getInductionVar();
     ValueRange carried = loop.getRegionIterArgs();
     Value bitsCur = carried[0], bitsNext = carried[1], activeCur = carried[2];
-    RowState state;
-    state.m[0] = carried[3];
-    state.m[1] = carried[4];
-    state.l[0] = carried[5];
-    state.l[1] = carried[6];
-    state.acc.assign(carried.begin() + 7, carried.end());
+    RowState state = RowState::fromValues(carried.drop_front(3));
 
     // Two stages alternate (trip k uses stage k % 2); one stage takes every
     // trip.
-    Value stage = select(mv.twoStages, bitAnd(k, 1), zeroI32);
+    Value stage = twoStages ? bitAnd(k, 1) : zeroI32;
     waitTrip();
     // The groups' barriers make every thread's copies of this trip visible
     // and, with two stages, free the other stage (computed last trip).
@@ -1222,9 +1217,9 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
     Value hasNext = lessU(next, trips);
     Value activeNext =
         groupsWith(both(myTileValid(next), either(noSkip, notZero(bitsNext))));
-    Value otherStage = bitXor(stage, oneI32);
-    emitIf(both(mv.twoStages, hasNext),
-           [&] { issueTrip(next, otherStage, activeNext); });
+    if (twoStages)
+      emitIf(hasNext,
+             [&] { issueTrip(next, bitXor(stage, oneI32), activeNext); });
     // Trip k+2's mask: lines into L1 now, loaded and packed after the
     // compute (holding its 32 bytes across the compute costs 32 registers).
     Value tripAfter = add(k, 2);
@@ -1235,44 +1230,30 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
         notZero(bitAnd(arith::ShRUIOp::create(b, loc, activeCur, mv.group), 1));
     Value compute = both(both(mine, warpHasRows),
                          either(noSkip, warpAny(notZero(bitsCur))));
-    SmallVector<Value> stateValues = {state.m[0], state.m[1], state.l[0],
-                                      state.l[1]};
-    llvm::append_range(stateValues, state.acc);
+    SmallVector<Value> stateValues = state.values();
     auto ifOp = scf::IfOp::create(b, loc, ValueRange(stateValues).getTypes(),
                                   compute, /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToEnd(ifOp.thenBlock());
       Value slot = add(mul(stage, mv.groups), mv.group);
-      RowState computed = computeTile(slot, bitsCur, state);
-      SmallVector<Value> yielded = {computed.m[0], computed.m[1], computed.l[0],
-                                    computed.l[1]};
-      llvm::append_range(yielded, computed.acc);
-      scf::YieldOp::create(b, loc, yielded);
+      scf::YieldOp::create(b, loc, computeTile(slot, bitsCur, state).values());
       b.setInsertionPointToEnd(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, stateValues);
     }
     // One stage: the next trip overwrites the slots just computed.
-    emitIf(both(arith::XOrIOp::create(
-                    b, loc, mv.twoStages,
-                    arith::ConstantOp::create(b, loc, b.getBoolAttr(true))),
-                hasNext),
-           [&] {
-             barrier();
-             issueTrip(next, zeroI32, activeNext);
-           });
+    if (!twoStages)
+      emitIf(hasNext, [&] {
+        barrier();
+        issueTrip(next, zeroI32, activeNext);
+      });
     Value bitsAfter = packMask(loadMask(tileAfter, myTileValid(tripAfter)));
     SmallVector<Value> yielded = {bitsNext, bitsAfter, activeNext};
     llvm::append_range(yielded, ifOp.getResults());
     scf::YieldOp::create(b, loc, yielded);
   }
-  RowState final;
-  final.m[0] = loop.getResult(3);
-  final.m[1] = loop.getResult(4);
-  final.l[0] = loop.getResult(5);
-  final.l[1] = loop.getResult(6);
-  final.acc.assign(loop.getResults().begin() + 7, loop.getResults().end());
-  final = mergeGroups(final);
+  RowState final =
+      mergeGroups(RowState::fromValues(loop.getResults().drop_front(3)));
   // Group 0's warps hold the merged rows; the others only take part in the
   // barriers of the store.
   Value writer = isZero(mv.group);
