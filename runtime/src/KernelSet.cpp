@@ -103,7 +103,6 @@ Status checkGemmLaunch(const KernelSet &set, GemmKernel &kernel) {
                        "expected exactly one function, role \"main\" "
                        "(split-K reduces inside it), found " +
                        std::to_string(rec.functions.size()));
-  kernel.mainIndex = 0;
   kernel.launch = launch;
   Status status = checkFunction(where, rec.functions[0],
                                 {launch.gridX, launch.gridYPerM, launch.gridZ},

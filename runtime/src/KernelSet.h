@@ -32,7 +32,6 @@ struct GemmKernel {
   config::GemmKernelRecord record;
   std::string cubinPath;
   std::string cubinBytes;
-  size_t mainIndex = 0;      ///< Into record.functions.
   config::GemmLaunch launch; ///< deriveGemmLaunch of the record's tile.
 };
 

@@ -49,6 +49,46 @@ Status intFromEnv(const char *name, long lo, long hi, long &value) {
   return success();
 }
 
+/// Looks up `fn` in `module` (loaded from `cubinPath`, listed in
+/// `manifestPath`) and readies it for launch: cuFuncLoad, its block within
+/// the function's thread limit, and the dynamic shared memory it asks for
+/// allowed past the default 48 KiB.
+Status loadFunction(const DriverApi &api, CUmodule module,
+                    const config::KernelFunctionRecord &fn,
+                    const std::string &cubinPath,
+                    const std::string &manifestPath, CUfunction &out) {
+  CUfunction function = nullptr;
+  CUresult result = api.moduleGetFunction(&function, module, fn.symbol.c_str());
+  if (result != CUDA_SUCCESS)
+    return failure(MOSS_ERROR_MANIFEST, "cubin " + cubinPath +
+                                            " has no kernel \"" + fn.symbol +
+                                            "\" listed in " + manifestPath +
+                                            ": " + cuResultText(result));
+  if (api.funcLoad && (result = api.funcLoad(function)) != CUDA_SUCCESS)
+    return cudaFailure("cuFuncLoad(" + fn.symbol + ")", result);
+  int maxThreads = 0;
+  api.funcGetAttribute(&maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                       function);
+  int64_t threads = fn.block[0] * fn.block[1] * fn.block[2];
+  if (threads > maxThreads)
+    return failure(MOSS_ERROR_MANIFEST,
+                   "kernel \"" + fn.symbol + "\" in " + cubinPath +
+                       " is launched with up to " + std::to_string(threads) +
+                       " threads but its resources allow only " +
+                       std::to_string(maxThreads));
+  if (fn.dynamicSharedBytes > 48 * 1024) {
+    result = api.funcSetAttribute(
+        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(fn.dynamicSharedBytes));
+    if (result != CUDA_SUCCESS)
+      return cudaFailure("allowing " + std::to_string(fn.dynamicSharedBytes) +
+                             " bytes of dynamic shared memory for " + fn.symbol,
+                         result);
+  }
+  out = function;
+  return success();
+}
+
 } // namespace
 
 Status workspaceConfigFromEnv(WorkspaceConfig &out) {
@@ -254,39 +294,13 @@ Status ModuleCache::setUp(ContextState &state) {
                              deviceText(api, device, major, minor),
                          result);
     }
-    for (size_t i = 0; i < kernel.record.functions.size(); ++i) {
-      const config::KernelFunctionRecord &fn = kernel.record.functions[i];
-      CUfunction function = nullptr;
-      result =
-          api.moduleGetFunction(&function, loaded.module, fn.symbol.c_str());
-      if (result != CUDA_SUCCESS)
-        return failure(MOSS_ERROR_MANIFEST,
-                       "cubin " + kernel.cubinPath + " has no kernel \"" +
-                           fn.symbol + "\" listed in " + kernels.manifestPath +
-                           ": " + cuResultText(result));
-      if (api.funcLoad && (result = api.funcLoad(function)) != CUDA_SUCCESS)
-        return cudaFailure("cuFuncLoad(" + fn.symbol + ")", result);
-      int maxThreads = 0;
-      api.funcGetAttribute(&maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                           function);
-      int64_t threads = fn.block[0] * fn.block[1] * fn.block[2];
-      if (threads > maxThreads)
-        return failure(MOSS_ERROR_MANIFEST,
-                       "kernel \"" + fn.symbol + "\" in " + kernel.cubinPath +
-                           " is launched with " + std::to_string(threads) +
-                           " threads but its resources allow only " +
-                           std::to_string(maxThreads));
-      if (fn.dynamicSharedBytes > 48 * 1024) {
-        result = api.funcSetAttribute(
-            function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            static_cast<int>(fn.dynamicSharedBytes));
-        if (result != CUDA_SUCCESS)
-          return cudaFailure(
-              "allowing " + std::to_string(fn.dynamicSharedBytes) +
-                  " bytes of dynamic shared memory for " + fn.symbol,
-              result);
-      }
-      state.gemm.back().main = function;
+    // The record's one function (checked when the manifest was read).
+    for (const config::KernelFunctionRecord &fn : kernel.record.functions) {
+      Status status =
+          loadFunction(api, loaded.module, fn, kernel.cubinPath,
+                       kernels.manifestPath, state.gemm.back().main);
+      if (!status.ok())
+        return status;
     }
   }
 
@@ -298,38 +312,14 @@ Status ModuleCache::setUp(ContextState &state) {
                              deviceText(api, device, major, minor),
                          result);
     state.attention.push_back(loaded); // Recorded so release() unloads it.
+    // One function per key-group count; each record asks for
+    // kAttentionMaxSharedBytes (checked when the manifest was read).
     for (size_t g = 0; g < kernel.record.functions.size(); ++g) {
-      const config::KernelFunctionRecord &fn = kernel.record.functions[g];
-      CUfunction function = nullptr;
-      result =
-          api.moduleGetFunction(&function, loaded.module, fn.symbol.c_str());
-      if (result != CUDA_SUCCESS)
-        return failure(MOSS_ERROR_MANIFEST,
-                       "cubin " + kernel.cubinPath + " has no kernel \"" +
-                           fn.symbol + "\" listed in " + kernels.manifestPath +
-                           ": " + cuResultText(result));
-      if (api.funcLoad && (result = api.funcLoad(function)) != CUDA_SUCCESS)
-        return cudaFailure("cuFuncLoad(" + fn.symbol + ")", result);
-      int maxThreads = 0;
-      api.funcGetAttribute(&maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                           function);
-      if (fn.block[0] > maxThreads)
-        return failure(MOSS_ERROR_MANIFEST,
-                       "kernel \"" + fn.symbol + "\" in " + kernel.cubinPath +
-                           " is launched with up to " +
-                           std::to_string(fn.block[0]) +
-                           " threads but its resources allow only " +
-                           std::to_string(maxThreads));
-      // Launches ask for up to kAttentionMaxSharedBytes (launch rule).
-      result = api.funcSetAttribute(
-          function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-          static_cast<int>(config::kAttentionMaxSharedBytes));
-      if (result != CUDA_SUCCESS)
-        return cudaFailure(
-            "allowing " + std::to_string(config::kAttentionMaxSharedBytes) +
-                " bytes of dynamic shared memory for " + fn.symbol,
-            result);
-      state.attention.back().byGroups[g] = function;
+      Status status = loadFunction(
+          api, loaded.module, kernel.record.functions[g], kernel.cubinPath,
+          kernels.manifestPath, state.attention.back().byGroups[g]);
+      if (!status.ok())
+        return status;
     }
   }
 
