@@ -29,7 +29,7 @@ done
 # Per-instruction stall samples (SASS) of the first case's main kernel.
 first=${list[0]}
 timeout 240 ncu --clock-control none --section SourceCounters --section WarpStateStats \
-  -k regex:streaming_attention_d64$ --launch-count 1 --page source --print-source sass --csv \
+  -k regex:streaming_attention_d64_g --launch-count 1 --page source --print-source sass --csv \
   "$BENCH" --kernels-dir "$KDIR" --attention-cases "$first" --samples 1 --replays 1 \
   >"$OUT/ncu-source-${first//:/_}.csv" 2>&1
 echo "ncu source $first: rc=$?"

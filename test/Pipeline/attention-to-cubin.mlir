@@ -4,7 +4,8 @@
 // The attention kernels (one per key-group count) through the whole pipeline: PTX for sm_90a with BF16
 // tensor cores for QK^T and PV (K by ldmatrix, V by ldmatrix.trans), cp.async
 // into dynamic shared memory, the reducing barriers of the key groups and of
-// skip_empty_tiles, the in-kernel split merge (fence, counter, reducing
+// skip_empty_tiles, the warp votes that skip a fully masked tile's compute
+// and a whole tile's mask selects, the in-kernel split merge (fence, counter, reducing
 // barrier), and no local memory or calls.
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
 // CHECK-SAME: .target sm_90a
@@ -16,6 +17,7 @@
 // CHECK-SAME: bar.red.or.pred
 // CHECK-SAME: cp.async.wait_group
 // CHECK-SAME: vote.sync.any.pred
+// CHECK-SAME: vote.sync.all.pred
 // CHECK-SAME: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK-SAME: ex2.approx.ftz.f32
