@@ -75,8 +75,11 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   EXPECT_EQ(chooseAttentionKvGroups(1, 1, 1, 190), 3);   // 3 tiles
   EXPECT_EQ(chooseAttentionKvGroups(4, 12, 16, 400), 4); // 4 / 1 row warp
   EXPECT_EQ(chooseAttentionKvGroups(4, 12, 32, 250), 2); // 4 / 2 row warps
-  // Two row warps over 7 tiles: 4 trips of 2 groups; splits instead.
-  EXPECT_EQ(chooseAttentionKvGroups(4, 12, 32, 400), 1);
+  // Two row warps over 7 tiles: in a tiny grid (12 CTAs) 4 trips of 2
+  // groups lose to splits; 48 CTAs group.
+  EXPECT_EQ(chooseAttentionKvGroups(1, 12, 32, 400), 1);
+  EXPECT_EQ(chooseAttentionKvGroups(4, 12, 32, 400), 2);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 32, 400), 2);
   EXPECT_EQ(chooseAttentionKvGroups(1, 12, 40, 400), 1); // 3 row warps
   EXPECT_EQ(chooseAttentionKvGroups(1, 12, 480, 400), 1);
   // A full grid: 16 * 12 = 192 CTAs still group, 16 * 20 = 320 do not.
@@ -100,13 +103,12 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   // One row warp splits down to one trip a split while the slots allow.
   EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 2);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 1, 400), 2);
-  // Two row warps over 7 tiles: one group, the old per-tile split rule (one
-  // tile a split for at most 32 CTAs, else at least two).
+  // Two row warps over 7 tiles. 12 CTAs: one group, one tile a split. 48
+  // CTAs: two groups, 4 trips, at least two trips a split. 192 CTAs: the
+  // slots bound, floor(396 / 384) = 1 for 4 warps.
   EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 400), 7);
-  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 400), 4);
-  // 192 CTAs: the slots bound, floor(792 / 384) = 2 for 2 warps,
-  // floor(396 / 384) = 1 for 4.
-  EXPECT_EQ(chooseAttentionSplits(16, 12, 32, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(16, 12, 32, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 480, 400), 1);

@@ -425,6 +425,13 @@ private:
   /// Bit g set when any thread of group g passes `pred` (a CTA barrier per
   /// group).
   Value groupsWith(Value pred);
+  /// The groups that copy and compute `trip`: those with a tile and, with
+  /// skip_empty_tiles, a row that may see a key of it (`bits`: this
+  /// thread's mask bits of its tile). With the flag off no mask is
+  /// consulted, so the grouped functions spend one bar.sync (`tripBarrier`)
+  /// or none instead of a reducing barrier per group.
+  Value activeGroups(int64_t kvGroups, Value noSkip, Value trip, Value bits,
+                     bool tripBarrier);
   void copyTile(Value tile, Value slot);
   void issueTrip(Value trip, Value stage, Value active);
   void waitTrip();
@@ -603,6 +610,25 @@ Value AttentionEmitter::groupsWith(Value pred) {
       bitOr(loop.getRegionIterArgs()[0], arith::ShLIOp::create(b, loc, any, g));
   scf::YieldOp::create(b, loc, bits);
   return loop.getResult(0);
+}
+
+Value AttentionEmitter::activeGroups(int64_t kvGroups, Value noSkip, Value trip,
+                                     Value bits, bool tripBarrier) {
+  auto withMask = [&] {
+    return groupsWith(both(myTileValid(trip), either(noSkip, notZero(bits))));
+  };
+  if (kvGroups == 1)
+    return withMask();
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, noSkip,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  if (tripBarrier)
+    barrier();
+  scf::YieldOp::create(b, loc, validGroups(trip));
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, withMask());
+  return ifOp.getResult(0);
 }
 
 /// cp.async of key tile `tile` (K and V, 64 rows each) into slot `slot`.
@@ -1222,8 +1248,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
          [&] { issueTrip(zeroI32, zeroI32, validGroups(zeroI32)); });
   Value bits0 = packMask(loadMask(myTile(zeroI32), myTileValid(zeroI32)));
   Value bits1 = packMask(loadMask(myTile(oneI32), myTileValid(oneI32)));
-  Value active0 =
-      groupsWith(both(myTileValid(zeroI32), either(noSkip, notZero(bits0))));
+  Value active0 = activeGroups(kvGroups, noSkip, zeroI32, bits0,
+                               /*tripBarrier=*/false);
   emitIf(both(notZero(arg(kSkip)), hasTrip),
          [&] { issueTrip(zeroI32, zeroI32, active0); });
 
@@ -1248,8 +1274,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
     // and, with two stages, free the other stage (computed last trip).
     Value next = add(k, 1);
     Value hasNext = lessU(next, trips);
-    Value activeNext =
-        groupsWith(both(myTileValid(next), either(noSkip, notZero(bitsNext))));
+    Value activeNext = activeGroups(kvGroups, noSkip, next, bitsNext,
+                                    /*tripBarrier=*/true);
     if (twoStages)
       emitIf(hasNext,
              [&] { issueTrip(next, bitXor(stage, oneI32), activeNext); });

@@ -158,8 +158,9 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value tiles = ceilDiv(sDim, c(config::kAttentionKeysPerTile));
     Value ctas = mul(gridX, gridY);
     Value fitting = minU(divU(c(config::kAttentionMaxWarps), rowWarps), tiles);
-    // One group for a full grid, and for two or more row warps when groups
-    // would leave more than 2 trips.
+    // One group for a full grid, and for two or more row warps in a tiny
+    // grid when groups would leave more than 2 trips.
+    Value tinyGrid = ule(ctas, c(config::kAttentionFewCtas));
     Value fullGrid =
         arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, ctas,
                               c(config::kAttentionGroupsMaxCtas));
@@ -167,7 +168,9 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         rw, loc, arith::CmpIPredicate::uge, rowWarps, c(2));
     Value manyTrips = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt,
                                             ceilDiv(tiles, fitting), c(2));
-    Value longWalk = arith::AndIOp::create(rw, loc, manyRowWarps, manyTrips);
+    Value longWalk = arith::AndIOp::create(
+        rw, loc, arith::AndIOp::create(rw, loc, manyRowWarps, manyTrips),
+        tinyGrid);
     Value oneGroup = arith::OrIOp::create(rw, loc, fullGrid, longWalk);
     Value groups0 = select(oneGroup, c(1), fitting);
     auto stagesOf = [&](Value groups) {
@@ -182,8 +185,7 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value bound = divU(slots, mul(ctas, c(2)));
     // One row warp, or a tiny grid, splits down to one trip per split.
     Value oneRowWarp = eq(rowWarps, 1);
-    Value fewCtas = ule(ctas, c(config::kAttentionFewCtas));
-    Value splitsFreely = arith::OrIOp::create(rw, loc, oneRowWarp, fewCtas);
+    Value splitsFreely = arith::OrIOp::create(rw, loc, oneRowWarp, tinyGrid);
     Value minTrips = select(splitsFreely, c(1), c(2));
     Value wanted =
         arith::MaxUIOp::create(rw, loc, c(1),

@@ -32,11 +32,11 @@ func.func @b1_h20_t1_s125(%q: tensor<1x20x1x64xbf16>, %k: tensor<1x20x125x64xbf1
 
 // -----
 
-// 48 CTAs of 2 row warps over 7 tiles: one group, two tiles per split.
+// 48 CTAs of 2 row warps over 7 tiles: two groups, two trips per split.
 // CHECK-LABEL: func.func @b4_h12_t32_s400(
-// CHECK: memref.alloc() : memref<406528xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c48, %c1, %c4) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c36864_i32
-// CHECK-SAME: %c4_i32 : i32)
+// CHECK: memref.alloc() : memref<203776xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c48, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c73728_i32
+// CHECK-SAME: %c2_i32 : i32)
 func.func @b4_h12_t32_s400(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x400x64xbf16>, %v: tensor<4x12x400x64xbf16>, %m: tensor<4x1x32x400xi1>) -> tensor<4x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x32x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x1x32x400xi1> -> tensor<4x12x32x64xbf16>
   return %o : tensor<4x12x32x64xbf16>
@@ -56,11 +56,11 @@ func.func @b4_h12_t32_s250(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x250x64xb
 
 // -----
 
-// 192 CTAs of 2 warps: slots / (2 ctas) = 2.
+// 192 CTAs of 2 row warps x 2 groups: slots / (2 ctas) = 1, no split.
 // CHECK-LABEL: func.func @b16_h12_t32_s400(
-// CHECK: memref.alloc() : memref<812032xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c192, %c1, %c2) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c36864_i32
-// CHECK-SAME: %c2_i32 : i32)
+// CHECK: memref.alloc() : memref<0xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c73728_i32
+// CHECK-SAME: %c1_i32 : i32)
 func.func @b16_h12_t32_s400(%q: tensor<16x12x32x64xbf16>, %k: tensor<16x12x400x64xbf16>, %v: tensor<16x12x400x64xbf16>, %m: tensor<16x1x32x400xi1>) -> tensor<16x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x32x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x1x32x400xi1> -> tensor<16x12x32x64xbf16>
   return %o : tensor<16x12x32x64xbf16>

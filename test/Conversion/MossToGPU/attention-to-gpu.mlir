@@ -127,13 +127,15 @@
 // CHECK: %[[CTAS:.*]] = arith.muli %[[GX]], %[[GY]]
 // CHECK: %[[FREE:.*]] = arith.divui %c4{{.*}}, %[[RW]]
 // CHECK: %[[FIT:.*]] = arith.minui %[[FREE]], %[[TILES]]
-// One group beyond 264 CTAs, and for two or more row warps when groups
-// would leave > 2 trips.
+// One group beyond 264 CTAs, and for two or more row warps in a grid of at
+// most 32 CTAs when groups would leave > 2 trips.
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[CTAS]], %c32
 // CHECK: %[[FULL:.*]] = arith.cmpi ugt, %[[CTAS]], %c264
 // CHECK: %[[MANYRW:.*]] = arith.cmpi uge, %[[RW]], %c2
 // CHECK: %[[FITTRIPS:.*]] = arith.ceildivui %[[TILES]], %[[FIT]]
 // CHECK: %[[MANYTRIPS:.*]] = arith.cmpi ugt, %[[FITTRIPS]], %c2
-// CHECK: %[[LONG:.*]] = arith.andi %[[MANYRW]], %[[MANYTRIPS]]
+// CHECK: %[[WALK:.*]] = arith.andi %[[MANYRW]], %[[MANYTRIPS]]
+// CHECK: %[[LONG:.*]] = arith.andi %[[WALK]], %[[FEW]]
 // CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
 // CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[FIT]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
@@ -144,7 +146,6 @@
 // CHECK: %[[CTAS2:.*]] = arith.muli %[[CTAS]], %c2
 // CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTAS2]]
 // CHECK: %[[ONERW:.*]] = arith.cmpi eq, %[[RW]], %c1
-// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[CTAS]], %c32
 // CHECK: %[[FREELY:.*]] = arith.ori %[[ONERW]], %[[FEW]]
 // CHECK: %[[MINTRIPS:.*]] = arith.select %[[FREELY]]
 // CHECK: %[[BYTRIPS:.*]] = arith.ceildivui %[[TRIPS]], %[[MINTRIPS]]
