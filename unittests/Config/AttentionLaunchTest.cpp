@@ -108,6 +108,9 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   // slots bound, floor(396 / 384) = 1 for 4 warps.
   EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 400), 7);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 400), 2);
+  // 96 CTAs of two groups: a quarter of the slots, floor(396 / 384) = 1.
+  EXPECT_EQ(chooseAttentionKvGroups(8, 12, 32, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(8, 12, 32, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 32, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);

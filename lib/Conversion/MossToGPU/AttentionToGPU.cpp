@@ -182,7 +182,9 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
                     config::kAttentionCtasPerSmBySlots));
     Value slots = mul(ctasPerSm, c(config::kAttentionSms));
     Value trips = ceilDiv(tiles, groups0);
-    Value bound = divU(slots, mul(ctas, c(2)));
+    // Half the slots, a quarter with key groups.
+    Value spread = select(ule(groups0, c(1)), c(2), c(4));
+    Value bound = divU(slots, mul(ctas, spread));
     // One row warp, or a tiny grid, splits down to one trip per split.
     Value oneRowWarp = eq(rowWarps, 1);
     Value splitsFreely = arith::OrIOp::create(rw, loc, oneRowWarp, tinyGrid);

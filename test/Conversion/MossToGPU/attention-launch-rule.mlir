@@ -44,6 +44,18 @@ func.func @b4_h12_t32_s400(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x400x64xb
 
 // -----
 
+// 96 CTAs of 2 row warps x 2 groups: slots / (4 ctas) = 1, no split.
+// CHECK-LABEL: func.func @b8_h12_t32_s400(
+// CHECK: memref.alloc() : memref<0xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c96, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c73728_i32
+// CHECK-SAME: %c1_i32 : i32)
+func.func @b8_h12_t32_s400(%q: tensor<8x12x32x64xbf16>, %k: tensor<8x12x400x64xbf16>, %v: tensor<8x12x400x64xbf16>, %m: tensor<8x1x32x400xi1>) -> tensor<8x12x32x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<8x12x32x64xbf16>, tensor<8x12x400x64xbf16>, tensor<8x12x400x64xbf16>, tensor<8x1x32x400xi1> -> tensor<8x12x32x64xbf16>
+  return %o : tensor<8x12x32x64xbf16>
+}
+
+// -----
+
 // four tiles, 2 groups: two trips, not worth a split beyond 32 CTAs.
 // CHECK-LABEL: func.func @b4_h12_t32_s250(
 // CHECK: memref.alloc() : memref<0xf32>
@@ -56,7 +68,7 @@ func.func @b4_h12_t32_s250(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x250x64xb
 
 // -----
 
-// 192 CTAs of 2 row warps x 2 groups: slots / (2 ctas) = 1, no split.
+// 192 CTAs of 2 row warps x 2 groups: slots / (4 ctas) = 0, no split.
 // CHECK-LABEL: func.func @b16_h12_t32_s400(
 // CHECK: memref.alloc() : memref<0xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c73728_i32

@@ -139,12 +139,14 @@
 // CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
 // CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[FIT]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
-// slots / (2 ctas), 16)) with minTrips = 1 for one row warp or <= 32 CTAs,
+// slots / (f ctas), 16)) with f = 2 for one group, else 4, minTrips = 1 for one row warp or <= 32 CTAs,
 // else 2; slots = 132 * min(CTAs by warps, CTAs by shared-memory slots).
 // CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
 // CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[TILES]], %[[G0]]
-// CHECK: %[[CTAS2:.*]] = arith.muli %[[CTAS]], %c2
-// CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTAS2]]
+// CHECK: %[[ONEG0:.*]] = arith.cmpi ule, %[[G0]], %c1
+// CHECK: %[[SPREAD:.*]] = arith.select %[[ONEG0]], %c2{{.*}}, %c4
+// CHECK: %[[CTASF:.*]] = arith.muli %[[CTAS]], %[[SPREAD]]
+// CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTASF]]
 // CHECK: %[[ONERW:.*]] = arith.cmpi eq, %[[RW]], %c1
 // CHECK: %[[FREELY:.*]] = arith.ori %[[ONERW]], %[[FEW]]
 // CHECK: %[[MINTRIPS:.*]] = arith.select %[[FREELY]]
