@@ -103,10 +103,13 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   // One row warp splits down to one trip a split while the slots allow.
   EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 2);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 1, 400), 2);
-  // Two row warps over 7 tiles. 12 CTAs: one group, one tile a split. 48
+  // Two row warps over 7 tiles. 12 CTAs: one group, two tiles a split. 48
   // CTAs: two groups, 4 trips, at least two trips a split. 192 CTAs: the
   // slots bound, floor(396 / 384) = 1 for 4 warps.
-  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 400), 7);
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 400), 4);
+  // Two trips of two groups: not worth a split, even in a tiny grid.
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 250), 1);
+  EXPECT_EQ(chooseAttentionSplits(1, 20, 64, 125), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 400), 2);
   // 96 CTAs of two groups: a quarter of the slots, floor(396 / 384) = 1.
   EXPECT_EQ(chooseAttentionKvGroups(8, 12, 32, 400), 2);
@@ -116,7 +119,7 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 480, 400), 1);
   AttentionLaunch t32 = derive(1, 12, 32, 400);
-  EXPECT_EQ(t32.tilesPerSplit, 1);
+  EXPECT_EQ(t32.tilesPerSplit, 2);
   EXPECT_EQ(t32.kvGroups, 1);
   EXPECT_EQ(t32.warps, 2);
   EXPECT_EQ(derive(1, 1, 1, 1).splits, 1);

@@ -65,7 +65,7 @@ constexpr int64_t kAttentionMinCtasPerSm = 3; ///< at 4 warps (nvvm.minctasm).
 constexpr int64_t kAttentionCtasPerSmByWarps[5] = {0, 12, 6, 4, 3};
 constexpr int64_t kAttentionCtasPerSmBySlots[5] = {0, 0, 6, 0, 3};
 constexpr int64_t kAttentionMaxSplits = 16;
-/// Up to this many CTAs, a split may hold a single key tile.
+/// Up to this many CTAs, two row warps group only for at most two trips.
 constexpr int64_t kAttentionFewCtas = 32;
 
 /// Stages of the K/V slots for `kvGroups` key groups: 2 (the next trip's
@@ -107,19 +107,20 @@ struct AttentionLaunch {
 
 /// Key groups of the rule before splitting, for sizes >= 1: the warps that
 /// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on); 1
-/// for more than kAttentionGroupsMaxCtas CTAs, and for two row warps when
-/// groups would leave more than two trips.
+/// for more than kAttentionGroupsMaxCtas CTAs, and for two row warps in a
+/// grid of at most kAttentionFewCtas CTAs when groups would leave more than
+/// two trips.
 int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Split-KV count of the rule, for sizes >= 1: with G key groups
 /// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs
 /// per SM and ctas = B*H*ceil(T / rowsPerCta): 1 when trips <= 1, else
-/// max(1, min(ceil(trips / minTrips), floor(slots / (2 ctas)), 16)) with
-/// minTrips = 1 for one row warp or at most 32 CTAs, else 2. Every split pays
-/// a merge (a fence, an atomic and the last CTA's reads of its rows), so
-/// splits of several row warps must save more than one trip each unless the
-/// grid is tiny. Fitted to a sweep of the decoder's short-chunk cases on an
-/// H200 (benchmarks/results/2026-12-03c-h200).
+/// max(1, min(ceil(trips / minTrips), floor(slots / (f ctas)), 16)) with
+/// f = 2 for one group, 4 for more, and minTrips = 1 for one row warp, else
+/// 2. Every split pays a merge (a fence, an atomic and the last CTA's reads
+/// of its rows), so splits of several row warps must save more than one trip
+/// each. Fitted to sweeps of the decoder's short-chunk cases on an H200
+/// (benchmarks/results/2026-12-03d-h200).
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Fills `out` for sizes >= 1. `splits` / `kvGroups` = 0 apply the rule; a

@@ -186,9 +186,7 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value spread = select(ule(groups0, c(1)), c(2), c(4));
     Value bound = divU(slots, mul(ctas, spread));
     // One row warp, or a tiny grid, splits down to one trip per split.
-    Value oneRowWarp = eq(rowWarps, 1);
-    Value splitsFreely = arith::OrIOp::create(rw, loc, oneRowWarp, tinyGrid);
-    Value minTrips = select(splitsFreely, c(1), c(2));
+    Value minTrips = select(eq(rowWarps, 1), c(1), c(2));
     Value wanted =
         arith::MaxUIOp::create(rw, loc, c(1),
                                minU(minU(ceilDiv(trips, minTrips), bound),

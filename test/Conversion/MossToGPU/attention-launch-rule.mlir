@@ -44,6 +44,18 @@ func.func @b4_h12_t32_s400(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x400x64xb
 
 // -----
 
+// 12 CTAs of 2 row warps over 7 tiles: one group, two tiles per split.
+// CHECK-LABEL: func.func @b1_h12_t32_s400(
+// CHECK: memref.alloc() : memref<102400xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c12, %c1, %c4) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c36864_i32
+// CHECK-SAME: %c4_i32 : i32)
+func.func @b1_h12_t32_s400(%q: tensor<1x12x32x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x32x400xi1>) -> tensor<1x12x32x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x32x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x32x400xi1> -> tensor<1x12x32x64xbf16>
+  return %o : tensor<1x12x32x64xbf16>
+}
+
+// -----
+
 // 96 CTAs of 2 row warps x 2 groups: slots / (4 ctas) = 1, no split.
 // CHECK-LABEL: func.func @b8_h12_t32_s400(
 // CHECK: memref.alloc() : memref<0xf32>

@@ -139,7 +139,7 @@
 // CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
 // CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[FIT]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
-// slots / (f ctas), 16)) with f = 2 for one group, else 4, minTrips = 1 for one row warp or <= 32 CTAs,
+// slots / (f ctas), 16)) with f = 2 for one group, else 4, minTrips = 1 for one row warp,
 // else 2; slots = 132 * min(CTAs by warps, CTAs by shared-memory slots).
 // CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
 // CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[TILES]], %[[G0]]
@@ -148,8 +148,7 @@
 // CHECK: %[[CTASF:.*]] = arith.muli %[[CTAS]], %[[SPREAD]]
 // CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTASF]]
 // CHECK: %[[ONERW:.*]] = arith.cmpi eq, %[[RW]], %c1
-// CHECK: %[[FREELY:.*]] = arith.ori %[[ONERW]], %[[FEW]]
-// CHECK: %[[MINTRIPS:.*]] = arith.select %[[FREELY]]
+// CHECK: %[[MINTRIPS:.*]] = arith.select %[[ONERW]]
 // CHECK: %[[BYTRIPS:.*]] = arith.ceildivui %[[TRIPS]], %[[MINTRIPS]]
 // CHECK: %[[CAP1:.*]] = arith.minui %[[BYTRIPS]], %[[BOUND]]
 // CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %c16
