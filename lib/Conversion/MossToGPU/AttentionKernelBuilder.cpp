@@ -1303,9 +1303,10 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
       b.setInsertionPointToEnd(ifOp.thenBlock());
       Value slot = add(mul(stage, mv.groups), mv.group);
       // A tile every row of the warp sees whole (most tiles of a full
-      // window) skips the 32 mask selects of each lane.
+      // window) skips the 32 mask selects of each lane (not in the
+      // two-group function: the branch spills it under the cap).
       Value whole =
-          kvGroups == 1
+          kvGroups != 2
               ? warpAll(cmp(arith::CmpIPredicate::eq, bitsCur, mv.rowBits))
               : Value();
       scf::YieldOp::create(b, loc,
