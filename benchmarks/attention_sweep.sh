@@ -5,6 +5,7 @@
 # short-chunk cases (MOSS_SWEEP_GROUPS="" skips it). MOSS_SWEEP_TESTS=0 skips
 # the tests and the benchmark;
 # MOSS_PROFILE_CASES=H:S:T:B,... adds an Nsight Compute summary per case.
+# Logs, sweep tables and Nsight reports end up in logs.tgz, sweep.tgz, ncu.tgz.
 # Usage: OUT=dir benchmarks/attention_sweep.sh
 set -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
@@ -39,3 +40,15 @@ for c in "${profiled[@]}"; do
   echo "ncu $c: rc=$?"
   grep -E "Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|Executed Instructions  |Executed Ipc A|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Dynamic Shared|Block Limit" "$OUT/ncu-${c//:/_}.txt" | head -20
 done
+# The device tool returns a handful of files: logs, sweep tables and Nsight
+# reports travel as archives (bench.txt and attention-bench.json stay).
+cd "$OUT" || exit 1
+pack() { # pack ARCHIVE GLOB: the matching files into ARCHIVE, then removed
+  local archive=$1
+  shift
+  compgen -G "$1" >/dev/null && tar -czf "$archive" $1 && rm -f $1
+}
+pack sweep.tgz 'sweep-g*.txt'
+pack ncu.tgz 'ncu-*.txt'
+pack logs.tgz '*.log'
+exit 0
