@@ -92,8 +92,8 @@ int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas,
   // Groups pay while the grid leaves SMs idle (beyond two CTAs an SM their
   // shared memory costs occupancy). In a tiny grid two or more row warps
   // group only while that leaves at most two trips: longer walks split
-  // further across CTAs instead (H200, H=12 S=400 T=32: B=1 7 splits x 1
-  // group 8.4 us against 4 x 2 8.5; B=4 2 x 2 8.9 against 4 x 1 9.3).
+  // further across CTAs instead (H200, H=12 S=400 T=32: B=1 4 splits x 1
+  // group 7.8 us against 4 x 2 8.3; B=4 2 x 2 8.9 against 4 x 1 9.3).
   if (ctas > kAttentionGroupsMaxCtas ||
       (rowWarps >= 2 && ctas <= kAttentionFewCtas &&
        ceilDiv(tiles, groups) > 2))
@@ -103,7 +103,7 @@ int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas,
 /// The rule's split count for `groups` key groups.
 int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
   int64_t rowWarps = rowWarpsFor(t);
-  int64_t ctas = b * h * ceilDiv(t, kAttentionRowsPerWarp * rowWarps);
+  int64_t ctas = ctasOf(b, h, t);
   int64_t slots = kAttentionSms * ctasPerSm(rowWarps, groups);
   int64_t trips = ceilDiv(ceilDiv(s, kAttentionKeysPerTile), groups);
   if (trips <= 1)

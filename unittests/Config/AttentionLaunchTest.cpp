@@ -104,17 +104,17 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 2);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 1, 400), 2);
   // Two row warps over 7 tiles. 12 CTAs: one group, two tiles a split. 48
-  // CTAs: two groups, 4 trips, at least two trips a split. 192 CTAs: the
-  // slots bound, floor(396 / 384) = 1 for 4 warps.
+  // CTAs: two groups, 4 trips, at least two trips a split. 96 CTAs of two
+  // groups: a quarter of the slots, floor(396 / 384) = 1. 192 CTAs: 0.
   EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 400), 4);
-  // Two trips of two groups: not worth a split, even in a tiny grid.
-  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 250), 1);
-  EXPECT_EQ(chooseAttentionSplits(1, 20, 64, 125), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 400), 2);
-  // 96 CTAs of two groups: a quarter of the slots, floor(396 / 384) = 1.
   EXPECT_EQ(chooseAttentionKvGroups(8, 12, 32, 400), 2);
   EXPECT_EQ(chooseAttentionSplits(8, 12, 32, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 32, 400), 1);
+  // Two trips of two groups, or of one group of four row warps: not worth a
+  // split, even in a tiny grid.
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 250), 1);
+  EXPECT_EQ(chooseAttentionSplits(1, 20, 64, 125), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 480, 400), 1);

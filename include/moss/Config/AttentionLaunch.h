@@ -49,7 +49,7 @@ constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
 /// Split-KV counters (int32) at the start of the workspace, one per (b*H + h,
 /// row block): a fixed place, so a launch of one shape never finds another
 /// shape's partials where its counters should be. The rule splits only while
-/// B*H*gridY <= 132 * 7 / 2, far below this.
+/// B*H*gridY <= 132 * 6 / 4, far below this.
 constexpr int64_t kAttentionCounters = 1024;
 /// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM,
 /// the lesser of the register bound for 1..4 warps (at most 168 registers a
