@@ -66,10 +66,6 @@ std::string jsonString(const std::string &text) {
   return out + "\"";
 }
 
-std::string jsonNumber(double v) {
-  return std::isfinite(v) ? formatMeasured(v, "%.4g", "null") : "null";
-}
-
 DeviceBuffer::DeviceBuffer(size_t bytes) {
   if (cudaMalloc(&pointer, std::max<size_t>(bytes, 16)) != cudaSuccess)
     pointer = nullptr;

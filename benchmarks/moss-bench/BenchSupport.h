@@ -33,9 +33,6 @@ using host::relativeL2;
 /// `text` as a JSON string literal (quotes, backslashes and control
 /// characters escaped).
 std::string jsonString(const std::string &text);
-/// `v` with 4 significant digits; null for negative ("not measured") or
-/// non-finite values.
-std::string jsonNumber(double v);
 
 /// cudaMalloc'd bytes, freed on destruction.
 class DeviceBuffer {

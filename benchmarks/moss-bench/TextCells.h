@@ -8,6 +8,7 @@
 #ifndef MOSS_BENCH_TEXTCELLS_H
 #define MOSS_BENCH_TEXTCELLS_H
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -22,6 +23,13 @@ inline std::string formatMeasured(double v, const char *format = "%.2f",
   char text[32];
   std::snprintf(text, sizeof(text), format, v);
   return text;
+}
+
+/// `v` as a JSON number, or null when it was not measured (negative) or is
+/// not finite: JSON has no inf or nan (a relative L2 is infinite when the
+/// output holds a non-finite element).
+inline std::string jsonNumber(double v) {
+  return std::isfinite(v) ? formatMeasured(v, "%.4g", "null") : "null";
 }
 
 } // namespace moss::bench

@@ -26,7 +26,7 @@ std::string pair(const RunTimes &t) {
 
 std::string sci(double v) { return formatMeasured(v, "%.1e"); }
 
-std::string jsonNumber(double v) { return formatMeasured(v, "%.4g", "null"); }
+using bench::jsonNumber;
 
 std::string jsonString(const std::string &s) {
   std::string out = "\"";

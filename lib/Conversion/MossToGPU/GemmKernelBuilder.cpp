@@ -203,9 +203,17 @@ private:
   template <typename Fn>
   std::pair<Value, Value> sumGroups(int64_t count, Fn ptrOf);
   std::pair<Value, Value> sumPartials(Value tile, Value mLocal, Value nLocal);
-  /// barrier.cluster.arrive (release) + wait (acquire), all threads.
+  /// barrier.cluster.arrive (release) + wait (acquire), all threads: makes
+  /// every rank's shared-memory writes visible to the cluster.
   void clusterBarrier() {
     NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  }
+  /// barrier.cluster.arrive.relaxed + wait: only orders execution. A release
+  /// arrive compiles to MEMBAR.ALL.GPU, which would wait for the output's
+  /// global stores before the kernel can exit.
+  void clusterExecutionBarrier() {
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
     NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   }
 
@@ -564,8 +572,9 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
     writeOut(lo, hi, row, n);
   });
   // No CTA may exit (and free its shared memory) while another rank may
-  // still read its partials.
-  clusterBarrier();
+  // still read its partials. Execution order is enough: a rank's remote loads
+  // have returned before it arrives, since its stores consumed their values.
+  clusterExecutionBarrier();
   gpu::ReturnOp::create(b, loc);
 }
 

@@ -83,7 +83,7 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK-NOT: gpu.barrier
-// CHECK: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.arrive{{$}}
 // CHECK-NEXT: nvvm.cluster.wait
 // CHECK: %[[RANK0:.*]] = nvvm.mapa %[[SLAB]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
 // CHECK: %[[RANK1:.*]] = nvvm.mapa %[[SLAB]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
@@ -94,7 +94,7 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
-// CHECK: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.arrive.relaxed
 // CHECK-NEXT: nvvm.cluster.wait
 // CHECK-NEXT: gpu.return
 // CHECK-NOT: llvm.atomicrmw

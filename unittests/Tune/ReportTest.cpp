@@ -1,0 +1,48 @@
+//===- ReportTest.cpp - moss-tune's results JSON stays valid JSON ---------===//
+
+#include "Report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace moss::tune;
+
+namespace {
+/// One key with a measured fallback and one candidate whose output held a
+/// non-finite element (relative L2 = inf) and whose second run was skipped.
+KeyResult keyWithNonFiniteCandidate() {
+  KeyResult key;
+  key.keyText = "64,5120,1280,1";
+  key.key = {64, 5120, 1280, 1};
+  for (RunTimes &run : key.fallback)
+    run = {5.3, 6.5};
+  key.fallbackRelL2 = 6.6e-5;
+  CandidateResult c;
+  c.tile = {64, 16, 256, 1};
+  c.round = "r046";
+  c.relL2 = INFINITY;
+  c.graphEqualsEager = true;
+  c.run[0] = {12.79, 14.69};
+  c.run[1] = {-1, -1};
+  key.candidates.push_back(c);
+  return key;
+}
+} // namespace
+
+TEST(TuneReport, NonFiniteAndUnmeasuredValuesAreJsonNull) {
+  std::string text = resultsJson({keyWithNonFiniteCandidate()}, {-1}, "h");
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr,
+                                                /*allow_exceptions=*/false);
+  ASSERT_FALSE(parsed.is_discarded()) << text;
+  const nlohmann::json &key = parsed["keys"][0];
+  EXPECT_TRUE(key["chosen"].is_null());
+  EXPECT_DOUBLE_EQ(key["fallback"]["rel_l2"].get<double>(), 6.6e-5);
+  const nlohmann::json &c = key["candidates"][0];
+  EXPECT_TRUE(c["rel_l2"].is_null());
+  EXPECT_DOUBLE_EQ(c["runs"][0]["hot_us"].get<double>(), 12.79);
+  EXPECT_TRUE(c["runs"][1]["hot_us"].is_null());
+  EXPECT_TRUE(c["runs"][1]["cold_us"].is_null());
+}
