@@ -1,6 +1,7 @@
 //===- ReportTest.cpp - moss-tune's results JSON stays valid JSON ---------===//
 
 #include "Report.h"
+#include "TuneTestResults.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,23 +10,17 @@
 #include <cmath>
 
 using namespace moss::tune;
+using namespace moss::tune::test;
 
 namespace {
-/// One key with a measured fallback and one candidate whose output held a
+/// A key with a measured fallback and one candidate whose output held a
 /// non-finite element (relative L2 = inf) and whose second run was skipped.
 KeyResult keyWithNonFiniteCandidate() {
-  KeyResult key;
-  key.keyText = "64,5120,1280,1";
-  key.key = {64, 5120, 1280, 1};
-  for (RunTimes &run : key.fallback)
-    run = {5.3, 6.5};
+  KeyResult key = keyWithFallback();
   key.fallbackRelL2 = 6.6e-5;
-  CandidateResult c;
-  c.tile = {64, 16, 256, 1};
+  CandidateResult c = candidate(12.79, 14.69);
   c.round = "r046";
   c.relL2 = INFINITY;
-  c.graphEqualsEager = true;
-  c.run[0] = {12.79, 14.69};
   c.run[1] = {-1, -1};
   key.candidates.push_back(c);
   return key;

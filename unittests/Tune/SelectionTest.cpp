@@ -1,33 +1,12 @@
 //===- SelectionTest.cpp - moss-tune's keep-or-fallback rule --------------===//
 
 #include "Selection.h"
+#include "TuneTestResults.h"
 
 #include <gtest/gtest.h>
 
 using namespace moss::tune;
-
-namespace {
-/// A key whose fallback takes 10 us hot and 20 us cold in both runs.
-KeyResult keyWithFallback() {
-  KeyResult key;
-  key.keyText = "8,3072,768,1";
-  key.key = {8, 3072, 768, 1};
-  for (RunTimes &run : key.fallback)
-    run = {10.0, 20.0};
-  return key;
-}
-
-/// A checked candidate with the same times in both runs.
-CandidateResult candidate(double hot, double cold, int64_t bn = 16) {
-  CandidateResult c;
-  c.tile = {8, bn, 64, 1};
-  c.relL2 = 1e-4;
-  c.graphEqualsEager = true;
-  for (RunTimes &run : c.run)
-    run = {hot, cold};
-  return c;
-}
-} // namespace
+using namespace moss::tune::test;
 
 TEST(TuneSelection, KeepsTheFastestQualifyingCandidate) {
   KeyResult key = keyWithFallback();
