@@ -14,6 +14,11 @@
 // CHECK-SAME: .maxntid 128, 1, 1
 // CHECK-SAME: .minnctapersm 3
 // CHECK-SAME: cp.async.cg.shared.global
+// The one-group function's mask of a contiguous full tile: 4-byte words
+// shifted into place (prmt) or 16-byte vectors, exchanged in the quad.
+// CHECK-SAME: prmt.b32.f4e
+// CHECK-SAME: ld.global.v4.b32
+// CHECK-SAME: shfl.sync.idx.b32
 // CHECK-SAME: bar.red.or.pred
 // CHECK-SAME: cp.async.wait_group
 // CHECK-SAME: vote.sync.any.pred

@@ -6,8 +6,9 @@
 //     fused QKV [B,T,3,H,D] buffer, ring masks with rolled key slots;
 //   - rows without an allowed key are exactly +0.0 (never NaN);
 //   - BTHD writes [B,T,H,D] storage (a guard band after it stays untouched);
-//   - BHTD and BTHD, skip_empty_tiles on and off, a contiguous q and a
-//     transposed mask storage all agree bit for bit;
+//   - BHTD and BTHD, skip_empty_tiles on and off, a contiguous q, a
+//     transposed mask storage, mask bytes 1..255 for "allowed" and a mask
+//     one byte off 16-byte alignment all agree bit for bit;
 //   - a stream without a workspace slot (one pass) agrees with split-KV up
 //     to FP32 rounding, and so do 1, 2, 3 or 4 key groups
 //     (MOSS_ATTENTION_KV_GROUPS), each bit-identical with skip on and off;
@@ -118,12 +119,13 @@ void uploadBytes(void *device, const std::vector<uint8_t> &host) {
 /// Device copies of a problem and the arguments of its calls.
 struct DeviceProblem {
   const Problem &p;
-  DeviceBuffer qkv, qc, k, v, mask, maskT, out;
+  DeviceBuffer qkv, qc, k, v, mask, maskT, maskWide, maskShifted, out;
   moss_attention_args base{};
 
   explicit DeviceProblem(const Problem &p)
       : p(p), qkv(p.qkv.size() * 2), qc(p.outElems() * 2), k(p.k.size() * 2),
         v(p.v.size() * 2), mask(p.mask.size()), maskT(p.mask.size()),
+        maskWide(p.mask.size()), maskShifted(p.mask.size() + 1),
         out((p.outElems() + kGuard) * 2) {
     upload(qkv.data(), p.qkv);
     upload(k.data(), p.k);
@@ -144,6 +146,15 @@ struct DeviceProblem {
               p.mask[size_t((b * p.T + t) * p.S + s)];
     upload(qc.data(), q);
     uploadBytes(maskT.data(), mt);
+    // Any nonzero byte allows its key (1..255), and the same 0/1 mask one
+    // byte past an aligned address (no 16-byte vector loads of its rows).
+    std::vector<uint8_t> wide(p.mask.size()), shifted(p.mask.size() + 1, 0);
+    for (size_t i = 0; i < wide.size(); ++i) {
+      wide[i] = p.mask[i] ? uint8_t(1 + (i * 37) % 255) : 0;
+      shifted[i + 1] = p.mask[i];
+    }
+    uploadBytes(maskWide.data(), wide);
+    uploadBytes(maskShifted.data(), shifted);
 
     int64_t H = p.H, T = p.T, S = p.S;
     base.B = p.B, base.H = H, base.T = T, base.S = S, base.D = D;
@@ -169,6 +180,16 @@ struct DeviceProblem {
     moss_attention_args a = base;
     a.q = qc.data();
     set4(a.q_stride, p.H * p.T * D, p.T * D, D, 1);
+    return a;
+  }
+  moss_attention_args wideMask() const {
+    moss_attention_args a = base;
+    a.mask = maskWide.data();
+    return a;
+  }
+  moss_attention_args shiftedMask() const {
+    moss_attention_args a = base;
+    a.mask = maskShifted.data() + 1;
     return a;
   }
   moss_attention_args transposedMask() const {
@@ -288,6 +309,10 @@ protected:
         << "contiguous q vs fused-QKV view";
     EXPECT_EQ(head(dev.run(h.rt, dev.transposedMask()), n), head(bthd, n))
         << "[B,S,T] mask storage vs [B,T,S]";
+    EXPECT_EQ(head(dev.run(h.rt, dev.wideMask()), n), head(bthd, n))
+        << "mask bytes 1..255 vs 0/1";
+    EXPECT_EQ(head(dev.run(h.rt, dev.shiftedMask()), n), head(bthd, n))
+        << "mask one byte off 16-byte alignment vs aligned";
     a = dev.base;
     a.scale = static_cast<float>(1.0 / std::sqrt(double(D)));
     EXPECT_EQ(head(dev.run(h.rt, a), n), head(bthd, n))

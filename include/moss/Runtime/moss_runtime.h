@@ -157,7 +157,8 @@ typedef struct {
   const void *v;
   int64_t v_stride[4]; /* bf16, [B,H,S,D] */
   const void *mask;
-  int64_t mask_stride[3]; /* bool, one byte, [B,1,T,S]: strides of b, t, s */
+  int64_t mask_stride[3]; /* one byte per key, nonzero = allowed, [B,1,T,S]:
+                             strides of b, t, s */
   void *out; /* contiguous storage [B,T,H,D] (BTHD) or [B,H,T,D] (BHTD) */
   moss_layout_t layout;
   int skip_empty_tiles;

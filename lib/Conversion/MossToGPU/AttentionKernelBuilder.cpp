@@ -51,7 +51,12 @@
 //
 // Mask. The bits of the tile two ahead are packed at the end of each trip:
 // its L1 lines are prefetched before the compute and its bytes loaded after
-// it, so they do not occupy 32 registers across the compute.
+// it, so they do not occupy 32 registers across the compute. Bit
+// maskBit(n, r, e) of a lane's word is (row g + 8r, key 8n + 2t + e). In the
+// one-group function a full tile of a mask contiguous in S loads as words
+// (16 bytes of a row per lane, nonzero bytes to bits, exchanged in the quad:
+// quadExchangeMask) in Quad order, and the byte path packs the same way; the
+// grouped functions load bytes only, in Byte order.
 //
 // Split-KV. Split z of gridDim.z walks key tiles [z*tps, min(tiles,
 // (z+1)*tps)) and, when splits > 1, writes (acc[64], m, l) in FP32 to the
@@ -74,6 +79,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <array>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -99,6 +105,30 @@ constexpr double kLog2e = 1.4426950408889634;
 
 static_assert(kD == 64 && kKeys == 64, "the fragment maps assume 64 x 64");
 static_assert(config::kAttentionSlotBytes == kSlotElems * 2, "slot size");
+
+/// Bit of (row g + 8r, key 8n + 2t + e) in a lane's packed mask word. Quad:
+/// key group n = 2t' + h comes from quad lane t' (keys 16t'..16t'+15), see
+/// quadExchangeMask. Byte: 4n + 2r + e, the grouped functions' order (emitBody
+/// says why they keep it).
+enum class MaskOrder { Quad, Byte };
+constexpr int64_t maskBit(MaskOrder order, int64_t n, int64_t r, int64_t e) {
+  if (order == MaskOrder::Byte)
+    return 4 * n + 2 * r + e;
+  return 16 * (n / 4) + 8 * e + 4 * r + 2 * (n % 2) + (n / 2) % 2;
+}
+/// The bits of row r (every key group and e).
+constexpr uint32_t rowMaskBits(MaskOrder order, int64_t r) {
+  uint32_t bits = 0;
+  for (int64_t n = 0; n < 8; ++n)
+    for (int64_t e = 0; e < 2; ++e)
+      bits |= 1u << maskBit(order, n, r, e);
+  return bits;
+}
+static_assert((rowMaskBits(MaskOrder::Quad, 0) |
+               rowMaskBits(MaskOrder::Quad, 1)) == 0xFFFFFFFFu &&
+                  (rowMaskBits(MaskOrder::Quad, 0) &
+                   rowMaskBits(MaskOrder::Quad, 1)) == 0,
+              "maskBit is a bijection onto 32 bits");
 
 /// Kernel parameters, in the order of docs/kernel-abi.md.
 enum KernelArg {
@@ -414,6 +444,9 @@ private:
   }
   MaskLoads loadMask(Value tile, Value tileValid);
   Value packMask(const MaskLoads &loads);
+  /// This lane's packed mask bits of key tile `tile` (maskBit order).
+  Value maskBits(Value tile, Value tileValid);
+  Value quadExchangeMask(Value tile);
   void prefetchMask(Value tile);
   /// This warp's key tile of trip `trip` and whether it is one of the
   /// split's tiles.
@@ -433,6 +466,8 @@ private:
   Value activeGroups(int64_t kvGroups, Value noSkip, Value trip, Value bits,
                      bool tripBarrier);
   void copyTile(Value tile, Value slot);
+  void copyFullTile(Value tile, Value slot, int64_t threads);
+  void copyTileAnyRows(Value tile, Value slot);
   void issueTrip(Value trip, Value stage, Value active);
   void waitTrip();
   RowState mergeGroups(const RowState &state);
@@ -457,7 +492,11 @@ private:
     Value safeRow[2]; ///< i64 row, clamped to T - 1 (valid address).
     Value laneCol;    ///< i64 2t: the lane's first column in an n8 group.
     Value maskRow[2];
-    Value rowBits; ///< mask bits of rows below T (0x3 / 0xC per nibble).
+    Value rowBits;        ///< mask bits of rows below T (rowMaskBits).
+    Value maskUnitStride; ///< mask contiguous in S.
+    Value maskAligned;    ///< and every row 16-byte aligned.
+    MaskOrder order;      ///< bit order of packed masks (and which paths).
+    bool fixedCopies;     ///< full tiles of 2 or 4 warps copy unrolled.
     Value kHead, vHead;
     Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.
     Value scaleLog2;
@@ -497,11 +536,11 @@ AttentionEmitter::createKernel(gpu::GPUModuleOp module, StringRef name,
 }
 
 /// Loads the lane's 32 mask bytes of key tile `tile`: rows g, g+8 and keys
-/// 8n + 2t + {0, 1}, in bit order 4n + 2r + e (the accumulator's c index is
-/// 2r + e). Full tiles of a mask contiguous in S (the usual case) load at
-/// constant offsets from one pointer per row; the tail tile and strided masks
-/// clamp every key into range and report the real ones in `keyBits`. Packed
-/// later, after the compute, so the loads' latency hides behind it.
+/// 8n + 2t + e, byte 4n + 2r + e (the accumulator's c index is 2r + e). Full
+/// tiles of a mask contiguous in S (the usual case) load at constant offsets
+/// from one pointer per row; the tail tile and strided masks clamp every key
+/// into range and report the real ones in `keyBits`. Packed later, after the
+/// compute, so the loads' latency hides behind it.
 AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
                                                        Value tileValid) {
   Value s = arg(kS);
@@ -544,8 +583,8 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
           Value key = add(keyBase, 8 * n + e);
           bytes.push_back(loadReadOnly(
               i8, elementPtr(mv.maskRow[r], i8, clampedMaskOffset(key)), 1));
-          keyBits =
-              bitOr(keyBits, shl(toI32(lessU(key, s)), 4 * n + 2 * r + e));
+          keyBits = bitOr(
+              keyBits, shl(toI32(lessU(key, s)), maskBit(mv.order, n, r, e)));
         }
       }
     }
@@ -564,13 +603,106 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
   return loads;
 }
 
-/// Bit 4n + 2r + e set when that (row, key) is allowed: a nonzero byte of a
-/// real key and a row below T.
+/// Bit maskBit(n, r, e) set when that (row, key) is allowed: a nonzero byte
+/// of a real key and a row below T.
 Value AttentionEmitter::packMask(const MaskLoads &loads) {
   Value bits = constI32(0);
-  for (auto [i, byte] : llvm::enumerate(loads.bytes))
-    bits = bitOr(bits, shl(toI32(notZero(byte)), static_cast<int64_t>(i)));
+  for (auto [i, byte] : llvm::enumerate(loads.bytes)) {
+    int64_t n = static_cast<int64_t>(i) / 4, r = (i / 2) % 2, e = i % 2;
+    bits = bitOr(bits, shl(toI32(notZero(byte)), maskBit(mv.order, n, r, e)));
+  }
   return bitAnd(bitAnd(bits, loads.keyBits), mv.rowBits);
+}
+
+/// Full tiles of a mask contiguous in S take quadExchangeMask (2 or 10
+/// word loads instead of 32 byte loads); the rest loadMask's byte path.
+/// Either way warp-uniform: a tile is per warp, strides per launch.
+Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
+  if (mv.order == MaskOrder::Byte)
+    return packMask(loadMask(tile, tileValid));
+  Value fast = both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, fast,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, bitAnd(quadExchangeMask(tile), mv.rowBits));
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, packMask(loadMask(tile, tileValid)));
+  return ifOp.getResult(0);
+}
+
+/// Quad lane t loads keys 16t..16t+15 of rows g and g+8 (16 bytes each),
+/// turns each nonzero byte into one bit of a word X (bit 8p + 4r + i for
+/// byte p of 32-bit word i of row r), and the quad exchanges X: from lane
+/// t' a lane needs keys 16t' + 8h + 2t + e, i.e. words i = 2h + t/2 and
+/// bytes p = 2(t%2) + e, which one shift by 16(t%2) + t/2 and the mask
+/// 0x5555 select (at bit 8e + 4r + 2h). Lane t' then lands at + t'%2 +
+/// 16(t'/2): maskBit's order.
+Value AttentionEmitter::quadExchangeMask(Value tile) {
+  Value keyOff = toI64(add(mul(tile, kKeys), mul(mv.t, 16)));
+  Value rowBytes[2];
+  for (int64_t r = 0; r < 2; ++r)
+    rowBytes[r] = elementPtr(mv.maskRow[r], i8, keyOff);
+  // The lane's 16 bytes of each row as 4 words: one vector load when every
+  // row is 16-byte aligned (S = 400), else the 4-byte words that cover them
+  // (5 loads, the fifth only when the bytes straddle it) shifted into place.
+  auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(8, i32),
+                                mv.maskAligned, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(ifOp.thenBlock());
+    SmallVector<Value> words;
+    for (int64_t r = 0; r < 2; ++r) {
+      Value v = loadReadOnly(v4i32, rowBytes[r], /*alignment=*/16);
+      for (int64_t i = 0; i < 4; ++i)
+        words.push_back(lane(v, i));
+    }
+    scf::YieldOp::create(b, loc, words);
+    b.setInsertionPointToEnd(ifOp.elseBlock());
+    words.clear();
+    for (int64_t r = 0; r < 2; ++r) {
+      Value misalign = arith::TruncIOp::create(
+          b, loc, i32,
+          bitAnd(LLVM::PtrToIntOp::create(b, loc, i64, rowBytes[r]), 3));
+      Value base =
+          elementPtr(rowBytes[r], i8, sub(constI64(0), toI64(misalign)));
+      Value shift = mul(misalign, 8);
+      SmallVector<Value> covering;
+      for (int64_t i = 0; i < 4; ++i)
+        covering.push_back(
+            loadReadOnly(i32, elementPtr(base, i8, constI64(4 * i)), 4));
+      // The fifth word holds a byte of the row only when misaligned; when
+      // aligned it is never used, so it reloads the first (in bounds).
+      Value fifth = LLVM::SelectOp::create(
+          b, loc, notZero(misalign), elementPtr(base, i8, constI64(16)), base);
+      covering.push_back(loadReadOnly(i32, fifth, 4));
+      for (int64_t i = 0; i < 4; ++i)
+        words.push_back(
+            LLVM::FshrOp::create(b, loc, covering[i + 1], covering[i], shift));
+    }
+    scf::YieldOp::create(b, loc, words);
+  }
+  Value x = constI32(0);
+  for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t i = 0; i < 4; ++i) {
+      Value w = ifOp.getResult(4 * r + i);
+      // Bit 7 of each byte: set iff the byte is nonzero.
+      Value low = add(bitAnd(w, 0x7f7f7f7f), 0x7f7f7f7f);
+      Value high = bitAnd(bitOr(low, w), static_cast<int32_t>(0x80808080u));
+      x = bitOr(x, shrU(high, 7 - (4 * r + i)));
+    }
+  }
+  Value quadBase = bitAnd(mv.laneId, ~int64_t{3});
+  Value shift = add(mul(bitAnd(mv.t, 1), 16), shrU(mv.t, 1));
+  Value bits = constI32(0);
+  for (int64_t from = 0; from < 4; ++from) {
+    Value theirs = gpu::ShuffleOp::create(b, loc, x, add(quadBase, from),
+                                          constI32(32), gpu::ShuffleMode::IDX)
+                       .getShuffleResult();
+    Value mine = bitAnd(arith::ShRUIOp::create(b, loc, theirs, shift), 0x5555);
+    bits = bitOr(bits, shl(mine, from % 2 + 16 * (from / 2)));
+  }
+  return bits;
 }
 
 /// Brings the L1 lines of key tile `tile`'s mask rows g and g+8 in: the
@@ -632,13 +764,69 @@ Value AttentionEmitter::activeGroups(int64_t kvGroups, Value noSkip, Value trip,
 }
 
 /// cp.async of key tile `tile` (K and V, 64 rows each) into slot `slot`.
-/// Thread i copies 16-byte chunk i % 8 of key rows i / 8, i / 8 + step,
-/// i / 8 + 2 step, ... (step = threads / 8), two rows a trip: 2 step is a
-/// multiple of 8 for 1..4 warps, so each of the two slots keeps its swizzle
-/// and a trip costs pointer bumps and four copies. Rows past S (tail tile
-/// only) are zero-filled (src-size 0, read from the head's first row), so P·V
-/// never reads garbage.
 void AttentionEmitter::copyTile(Value tile, Value slot) {
+  // Full tiles of CTAs of 2 or 4 warps (the long-chunk and decode
+  // launches): an unrolled copy at constant shared-memory offsets.
+  Value full = isFullTile(tile);
+  std::function<void(ArrayRef<int64_t>)> dispatch =
+      [&](ArrayRef<int64_t> counts) {
+        if (counts.empty())
+          return copyTileAnyRows(tile, slot);
+        Value fixed =
+            cmp(arith::CmpIPredicate::eq, mv.threads, constI32(counts.front()));
+        emitIfElse(
+            both(full, fixed),
+            [&] { copyFullTile(tile, slot, counts.front()); },
+            [&] { dispatch(counts.drop_front()); });
+      };
+  if (mv.fixedCopies)
+    dispatch({128, 64});
+  else
+    copyTileAnyRows(tile, slot);
+}
+
+/// Full tile `tile` into `slot` by a CTA of `threads` threads: thread i
+/// copies chunk i % 8 of key rows i / 8 + j * threads / 8, which keep the
+/// row's swizzle (threads / 8 is a multiple of 8), so only the global
+/// pointers step.
+void AttentionEmitter::copyFullTile(Value tile, Value slot, int64_t threads) {
+  int64_t rowsPerPass = threads / kChunksPerRow;
+  assert(rowsPerPass % 8 == 0 && kKeys % rowsPerPass == 0);
+  Value chunk = bitAnd(mv.tid, kChunksPerRow - 1);
+  Value row = shrU(mv.tid, 3);
+  Value key = toI64(add(mul(tile, kKeys), row));
+  Value srcCol = toI64(mul(chunk, 8));
+  Value physChunk = bitXor(chunk, swizzle(bitAnd(row, 7)));
+  Value dst = add(mul(slot, kSlotElems), add(mul(row, kD), mul(physChunk, 8)));
+  struct Operand {
+    Value head;
+    KernelArg stride;
+    int64_t smemOffset;
+  };
+  for (const Operand &op : {Operand{mv.kHead, kKStrideS, 0},
+                            Operand{mv.vHead, kVStrideS, kTileElems}}) {
+    Value src =
+        elementPtr(op.head, bf16, add(mul(key, arg(op.stride)), srcCol));
+    Value step = mul(arg(op.stride), rowsPerPass);
+    for (int64_t j = 0; j < kKeys / rowsPerPass; ++j) {
+      if (j > 0)
+        src = elementPtr(src, bf16, step);
+      Value smem = elementPtr(mv.kv, bf16,
+                              add(dst, op.smemOffset + j * rowsPerPass * kD));
+      NVVM::CpAsyncOp::create(b, loc, smem, src, 16,
+                              NVVM::LoadCacheModifierKind::CG,
+                              /*cpSize=*/Value());
+    }
+  }
+}
+
+/// Any tile, any CTA size. Thread i copies 16-byte chunk i % 8 of key rows i /
+/// 8, i / 8 + step, i / 8 + 2 step, ... (step = threads / 8), two rows a trip:
+/// 2 step is a multiple of 8 for 1..4 warps, so each of the two slots keeps its
+/// swizzle and a trip costs pointer bumps and four copies. Rows past S (tail
+/// tile only) are zero-filled (src-size 0, read from the head's first row), so
+/// P·V never reads garbage.
+void AttentionEmitter::copyTileAnyRows(Value tile, Value slot) {
   Value s = arg(kS);
   Value chunk = bitAnd(mv.tid, kChunksPerRow - 1);
   Value row0 = shrU(mv.tid, 3);
@@ -855,7 +1043,9 @@ RowState AttentionEmitter::computeTile(Value slot, Value bits, Value whole,
       for (int64_t c = 0; c < 4; ++c) {
         Value v = sAcc[n][c];
         if (masked)
-          v = select(notZero(bitAnd(shrU(bits, 4 * n + c), 1)), v, minusInf);
+          v = select(notZero(bitAnd(
+                         shrU(bits, maskBit(mv.order, n, c / 2, c % 2)), 1)),
+                     v, minusInf);
         scores.push_back(v);
         rowMax[c / 2] = fmax(rowMax[c / 2], v);
       }
@@ -1159,6 +1349,13 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   mv.h = remU(bh, heads);
   mv.z = blockIdx(gpu::Dimension::z);
   mv.groups = constI32(kvGroups);
+  // The one-group function (long chunks, large grids) takes the word-load
+  // mask and the unrolled copies (H200, B=16 T=480: S=400 69.9 -> 55.3 us,
+  // S=250 43.8 -> 36.7, S=125 43.6 -> 37.3). Under the 168-register cap
+  // either spills the two- and four-group functions, and the three-group
+  // one measured no faster with them.
+  mv.order = kvGroups == 1 ? MaskOrder::Quad : MaskOrder::Byte;
+  mv.fixedCopies = kvGroups == 1;
   mv.rowWarps = divU(divU(mv.threads, 32), mv.groups);
   // With one group every warp is a row warp of group 0: constants, so no
   // group bookkeeping stays live through the trips.
@@ -1222,9 +1419,22 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
     mv.maskRow[r] =
         elementPtr(maskHead, i8, mul(mv.safeRow[r], arg(kMaskStrideT)));
   mv.rowBits =
-      bitOr(select(rowValid[0], constI32(0x33333333), constI32(0)),
-            select(rowValid[1], constI32(static_cast<int32_t>(0xCCCCCCCCu)),
+      bitOr(select(rowValid[0],
+                   constI32(static_cast<int32_t>(rowMaskBits(mv.order, 0))),
+                   constI32(0)),
+            select(rowValid[1],
+                   constI32(static_cast<int32_t>(rowMaskBits(mv.order, 1))),
                    constI32(0)));
+  // Full tiles of a mask contiguous in S load as words (quadExchangeMask);
+  // as one 16-byte vector per lane and row when the base and the row
+  // strides are multiples of 16 (a tile starts at a multiple of 64 keys):
+  // S = 400 rows, not S = 125 or 250.
+  mv.maskUnitStride =
+      cmp(arith::CmpIPredicate::eq, arg(kMaskStrideS), constI64(1));
+  Value maskBase = LLVM::PtrToIntOp::create(b, loc, i64, arg(kMask));
+  Value alignBits =
+      bitOr(maskBase, bitOr(arg(kMaskStrideB), arg(kMaskStrideT)));
+  mv.maskAligned = isZero(bitAnd(alignBits, 15));
   mv.scaleLog2 = fmul(arg(kScale), constF32(kLog2e));
   Value noSkip = isZero(arg(kSkip));
 
@@ -1246,8 +1456,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   Value hasTrip = lessU(zeroI32, trips);
   emitIf(both(noSkip, hasTrip),
          [&] { issueTrip(zeroI32, zeroI32, validGroups(zeroI32)); });
-  Value bits0 = packMask(loadMask(myTile(zeroI32), myTileValid(zeroI32)));
-  Value bits1 = packMask(loadMask(myTile(oneI32), myTileValid(oneI32)));
+  Value bits0 = maskBits(myTile(zeroI32), myTileValid(zeroI32));
+  Value bits1 = maskBits(myTile(oneI32), myTileValid(oneI32));
   Value active0 = activeGroups(kvGroups, noSkip, zeroI32, bits0,
                                /*tripBarrier=*/false);
   emitIf(both(notZero(arg(kSkip)), hasTrip),
@@ -1320,7 +1530,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
         barrier();
         issueTrip(next, zeroI32, activeNext);
       });
-    Value bitsAfter = packMask(loadMask(tileAfter, myTileValid(tripAfter)));
+    Value bitsAfter = maskBits(tileAfter, myTileValid(tripAfter));
     SmallVector<Value> yielded = {bitsNext, bitsAfter, activeNext};
     llvm::append_range(yielded, ifOp.getResults());
     scf::YieldOp::create(b, loc, yielded);
