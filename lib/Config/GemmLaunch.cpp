@@ -122,10 +122,23 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   while (blocks % launch.stages != 0)
     --launch.stages;
   launch.stageK = launch.kPerCta / launch.stages;
-  launch.warpsN = tile.bn / 16;
-  launch.warpsK =
-      std::min(launch.kPerCta / 32, std::max<int64_t>(1, 8 / launch.warpsN));
-  launch.warps = launch.warpsN * launch.warpsK;
+  const int64_t chunksPerStage = launch.stageK / 32;
+  if (tile.bm == 64 && launch.kPerCta % 64 != 0) {
+    err = "bm = 64 (wgmma) needs K/split = " + std::to_string(launch.kPerCta) +
+          " to be a multiple of 64 (128-byte swizzle atoms of 64 k)";
+    return false;
+  }
+  if (tile.bm == 64) {
+    launch.wgmma = true;
+    launch.warpsN = 1;
+    launch.warpsK = chunksPerStage % 2 == 0 ? 2 : 1;
+    launch.warps = 4 * launch.warpsK;
+  } else {
+    launch.warpsN = tile.bn / 16;
+    launch.warpsK =
+        std::min(launch.kPerCta / 32, std::max<int64_t>(1, 8 / launch.warpsN));
+    launch.warps = launch.warpsN * launch.warpsK;
+  }
   if (launch.warps > kGemmMaxWarps) {
     err = "warps = warps_n*warps_k = " + std::to_string(launch.warpsN) + "*" +
           std::to_string(launch.warpsK) + " = " + std::to_string(launch.warps) +
@@ -136,8 +149,10 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   launch.bm8 = 8 * ceilDiv(tile.bm, 8);
   // A row stride of 16 (mod 32) words puts the 8 lanes of a 16-byte shared
   // load phase (2 rows x 4 k groups) on 32 distinct banks.
+  // (wgmma reads 128-byte core matrices, which need no padding.)
   launch.slabRowElems =
-      launch.kPerCta + ((launch.kPerCta / 2) % 32 == 0 ? 32 : 0);
+      launch.kPerCta +
+      (!launch.wgmma && (launch.kPerCta / 2) % 32 == 0 ? 32 : 0);
   launch.slabBytes = (tile.bn + launch.bm8) * launch.slabRowElems * 2;
   launch.partialRowFloats = tile.bn + kGemmPartialRowPad;
   launch.partialBytes =

@@ -4,6 +4,7 @@
 #include "moss/Conversion/Passes.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,6 +40,8 @@ void moss::buildMossToCubinPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions toNVVM;
   toNVVM.indexBitwidth = 64;
   kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline PTX.
+  kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

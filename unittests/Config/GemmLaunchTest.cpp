@@ -96,6 +96,30 @@ TEST(GemmLaunchTest, WidestTileUsesSixteenWarps) {
   EXPECT_EQ(launch.gridX, 20);
 }
 
+TEST(GemmLaunchTest, Bm64TilesUseWarpgroupMma) {
+  GemmLaunch launch = derive(3072, 768, {64, 32, 64, 1});
+  EXPECT_TRUE(launch.wgmma);
+  EXPECT_EQ(launch.stages, 6);
+  EXPECT_EQ(launch.stageK, 128); // 4 chunks of 32 k: even
+  EXPECT_EQ(launch.warpsK, 2);   // two warpgroups, two chunks each
+  EXPECT_EQ(launch.warps, 8);
+  EXPECT_EQ(launch.slabRowElems, 768); // no bank padding
+  EXPECT_EQ(launch.slabBytes, (32 + 64) * 768 * 2);
+  EXPECT_EQ(launch.partialBytes, 2 * 64 * 36 * 4);
+  // 640 k per CTA = 10 bk blocks in 5 stages of 128 k (4 chunks).
+  EXPECT_EQ(derive(5120, 1280, {64, 64, 64, 2}).warpsK, 2);
+  // 768 / 4 = 192 k in 6 stages of one 32-k chunk: one warpgroup.
+  GemmLaunch odd = derive(3072, 768, {64, 32, 32, 4});
+  EXPECT_EQ(odd.stageK, 32);
+  EXPECT_EQ(odd.warpsK, 1);
+  EXPECT_EQ(odd.threads, 128);
+  // 768 / 8 splits = 96 k: no whole 64-k swizzle atoms.
+  EXPECT_EQ(deriveError(768, 768, {64, 32, 32, 8}),
+            "bm = 64 (wgmma) needs K/split = 96 to be a multiple of 64 "
+            "(128-byte swizzle atoms of 64 k)");
+  EXPECT_FALSE(derive(3072, 768, {32, 32, 64, 1}).wgmma);
+}
+
 TEST(GemmLaunchTest, RejectsIllegalTiles) {
   EXPECT_EQ(deriveError(3072, 768, {16, 48, 64, 1}),
             "tile bn=48 is not a power of two");
@@ -130,7 +154,7 @@ TEST(GemmLaunchTest, CheckTileLegalAgreesWithDerive) {
   // W and x slab of 64 + 64 rows of the whole K = 5120: 1.3 MB.
   EXPECT_FALSE(checkTileLegal(1280, 5120, {64, 64, 256, 1}, err));
   EXPECT_EQ(err, "shared memory max((bn+bm8)*(K/split+pad)*2, "
-                 "warps_k*bm8*(bn+4)*4) = max(1318912, 34816) = 1318912 bytes "
+                 "warps_k*bm8*(bn+4)*4) = max(1310720, 34816) = 1310720 bytes "
                  "exceeds 227 KiB (232448)");
 }
 
@@ -156,8 +180,15 @@ TEST(GemmLaunchTest, EveryLegalTileRespectsLimits) {
             EXPECT_EQ(launch.stages * launch.stageK * split, shape[1]);
             EXPECT_EQ(launch.stageK % bk, 0);
             EXPECT_LE(launch.stages, kGemmMaxStages);
-            EXPECT_EQ(launch.slabRowElems / 2 % 32, 16);
             EXPECT_GE(launch.warpsK, 1);
+            EXPECT_EQ(launch.wgmma, bm == 64);
+            if (launch.wgmma) { // unpadded rows of 64-k swizzle atoms
+              EXPECT_EQ(launch.slabRowElems, launch.kPerCta);
+              EXPECT_EQ(launch.kPerCta % 64, 0);
+              EXPECT_EQ(launch.warps, 4 * launch.warpsK);
+            } else {
+              EXPECT_EQ(launch.slabRowElems / 2 % 32, 16);
+            }
           }
   EXPECT_GT(legal, 100);
 }

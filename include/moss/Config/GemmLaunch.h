@@ -37,17 +37,25 @@ constexpr int64_t kGemmMaxSplit = 8;
 constexpr int64_t kGemmPartialRowPad = 4;
 
 struct GemmLaunch {
-  int64_t warpsN = 0;       ///< bn / 16: each warp owns 16 n rows.
-  int64_t warpsK = 0;       ///< min(kPerCta / 32, max(1, 8 / warpsN)).
-  int64_t warps = 0;        ///< warpsN * warpsK (<= 16).
-  int64_t threads = 0;      ///< 32 * warps: blockDim.x.
-  int64_t kPerCta = 0;      ///< K / split: the CTA's K slice.
-  int64_t stages = 0;       ///< cp.async groups: largest divisor of kPerCta/bk
-                            ///< that is <= kGemmMaxStages.
-  int64_t stageK = 0;       ///< kPerCta / stages: k per stage (bk multiple).
-  int64_t bm8 = 0;          ///< 8 * ceil(bm / 8): rows of the m8 tiles.
-  int64_t slabRowElems = 0; ///< bf16 per shared row: kPerCta + bank pad.
-  int64_t slabBytes = 0;    ///< (bn + bm8) * slabRowElems * 2: W then x.
+  /// bm == 64: warpgroup MMAs (wgmma.mma_async m64nNk16, N = bn) read x and
+  /// W straight from shared memory, stored K-major with the 128-byte swizzle
+  /// (K/split a multiple of 64); each of `warpsK` warpgroups takes every
+  /// warpsK-th 32-wide chunk of a stage.
+  bool wgmma = false;
+  int64_t warpsN = 0;  ///< bn / 16: each warp owns 16 n rows (1 with wgmma).
+  int64_t warpsK = 0;  ///< min(kPerCta / 32, max(1, 8 / warpsN)); with wgmma
+                       ///< the warpgroups: 2 when a stage's chunk count is
+                       ///< even, else 1. Also the number of partial tiles.
+  int64_t warps = 0;   ///< warpsN * warpsK (<= 16).
+  int64_t threads = 0; ///< 32 * warps: blockDim.x.
+  int64_t kPerCta = 0; ///< K / split: the CTA's K slice.
+  int64_t stages = 0;  ///< cp.async groups: largest divisor of kPerCta/bk
+                       ///< that is <= kGemmMaxStages.
+  int64_t stageK = 0;  ///< kPerCta / stages: k per stage (bk multiple).
+  int64_t bm8 = 0;     ///< 8 * ceil(bm / 8): rows of the m8 tiles.
+  int64_t slabRowElems = 0;     ///< bf16 per shared row: kPerCta + bank pad.
+  int64_t slabBytes = 0;        ///< (bn + bm8) * slabRowElems * 2: W then x
+                                ///< (rows unpadded with wgmma).
   int64_t partialRowFloats = 0; ///< bn + kGemmPartialRowPad.
   int64_t partialBytes = 0;     ///< warpsK * bm8 * partialRowFloats * 4 (FP32).
   int64_t sharedBytes = 0;      ///< max(slabBytes, partialBytes): dynamic.

@@ -194,6 +194,24 @@ private:
 
   void storePartials(Value tile, ValueRange acc, Value wn, Value wk, Value g,
                      Value t);
+
+  // --- warpgroup MMA (wgmma) kernels: bm == 64 ------------------------------
+  /// Slab element offset of (row, k) of a matrix of `rows` rows in the
+  /// 128-byte swizzled K-major layout: atoms of 8 rows x 64 k (1024 bytes),
+  /// 16-byte chunk c of row r stored at chunk c ^ (r % 8); atoms along the
+  /// rows, then 64-k blocks of all rows. (The unswizzled core-matrix layout
+  /// was 1.9-2.6x slower on an H200: benchmarks/results/2026-12-03f-h200.)
+  Value swizzledOffset(Value row, Value k, int64_t rows);
+  /// wgmma shared-memory descriptor of the swizzled matrix at `matrix`:
+  /// start address >> 4, 1024-byte atom stride, 128-byte swizzle mode.
+  Value matrixDescriptor(Value matrix);
+  /// The stages of a wgmma kernel: x as A (64 x 16, K-major), W as B (bn x 16,
+  /// K-major); returns warpgroup `wg`'s bn/2 accumulator floats.
+  SmallVector<Value> emitWgmmaStages(Value slab, Value wg);
+  /// Accumulator of m64nNk16: warp w of the warpgroup holds rows 16w + g
+  /// (+8), columns 8j + 2t (+1) of the warpgroup's 64 x bn tile.
+  void storeWgmmaPartials(Value tile, ArrayRef<Value> acc, Value wg,
+                          Value warpInGroup, Value g, Value t);
   /// Offset (floats) of (row mLocal, column nLocal) in a partial tile.
   Value tileOffset(Value mLocal, Value nLocal) {
     return add(mul(mLocal, shape.launch.partialRowFloats), nLocal);
@@ -262,11 +280,14 @@ gpu::GPUFuncOp Emitter::createKernel(gpu::GPUModuleOp module, StringRef name) {
 
 void Emitter::createSharedBuffer(gpu::GPUModuleOp module, StringRef name) {
   // `.extern .shared .align 16 .b8 name[]`: the launch's dynamic shared
-  // memory (launch.sharedBytes), as gpu.dynamic_shared_memory lowers.
+  // memory (launch.sharedBytes), as gpu.dynamic_shared_memory lowers. The
+  // wgmma layout's 128-byte swizzle repeats every 1024 bytes, from an
+  // address that is a multiple of 1024.
   b.setInsertionPointToEnd(module.getBody());
+  const int64_t alignment = shape.launch.wgmma ? 1024 : 16;
   LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                          /*isConstant=*/false, LLVM::Linkage::External, name,
-                         Attribute(), /*alignment=*/16, kSharedSpace);
+                         Attribute(), alignment, kSharedSpace);
 }
 
 template <typename Fn>
@@ -293,25 +314,40 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
   const NVVM::LoadCacheModifierKind xCache =
       spec.split == 1 || spec.bm <= 16 ? NVVM::LoadCacheModifierKind::CA
                                        : NVVM::LoadCacheModifierKind::CG;
+  // Slab destination of (slab row, k in the slice): padded rows for
+  // mma.sync; for wgmma, W (rows [0, bn)) and x (rows [bn, bn + 64)) are
+  // separate core-matrix matrices.
+  auto slabOffset = [&](Value slabRow, Value kSlice, bool isX) -> Value {
+    if (!launch.wgmma)
+      return add(mul(slabRow, rowElems), kSlice);
+    if (!isX)
+      return swizzledOffset(slabRow, kSlice, spec.bn);
+    return add(swizzledOffset(add(slabRow, -spec.bn), kSlice, launch.bm8),
+               spec.bn * launch.kPerCta);
+  };
   auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
                   Value base, NVVM::LoadCacheModifierKind cache,
                   Value srcBytes) {
     Value kSlice = add(kInStage, stage * stageK);
     Value src = elementPtr(
         base, bf16, add(mul(toI64(globalRow), k), toI64(add(kBase, kSlice))));
-    Value dst = elementPtr(slab, bf16, add(mul(slabRow, rowElems), kSlice));
+    Value dst =
+        elementPtr(slab, bf16, slabOffset(slabRow, kSlice, base == arg(kX)));
     NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16, cache, srcBytes);
+  };
+  // (row, 16-byte piece) of a stage: a row's pieces first (coalesced; the
+  // padded rows, or the swizzle, keep the shared stores conflict-free).
+  auto rowAndK = [&](Value piece) -> std::pair<Value, Value> {
+    return {divU(piece, piecesPerRow), mul(remU(piece, piecesPerRow), 8)};
   };
   for (int64_t stage = 0; stage < launch.stages; ++stage) {
     forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {
-      Value row = divU(piece, piecesPerRow);
-      Value kInStage = mul(remU(piece, piecesPerRow), 8);
+      auto [row, kInStage] = rowAndK(piece);
       copy(add(nCta, row), row, kInStage, stage, arg(kW),
            NVVM::LoadCacheModifierKind::CG, Value());
     });
     forEachPiece(tid, launch.bm8 * piecesPerRow, [&](Value piece) {
-      Value row = divU(piece, piecesPerRow);
-      Value kInStage = mul(remU(piece, piecesPerRow), 8);
+      auto [row, kInStage] = rowAndK(piece);
       Value xRow = add(mCta, row);
       // Rows past m, and rows past bm (the next CTA's), are zero-filled:
       // src-size 0 reads nothing, and mCta < m is a valid address.
@@ -404,6 +440,102 @@ void Emitter::storePartials(Value tile, ValueRange acc, Value wn, Value wk,
       Value ptr =
           elementPtr(tile, f32, add(base, rowDelta * stride + colDelta));
       LLVM::StoreOp::create(b, loc, acc[4 * j + i], ptr, /*alignment=*/4);
+    }
+  }
+}
+
+Value Emitter::swizzledOffset(Value row, Value k, int64_t rows) {
+  Value r8 = remU(row, 8);
+  Value chunk = arith::XOrIOp::create(b, loc, remU(divU(k, 8), 8), r8);
+  Value atom = add(mul(divU(k, 64), rows / 8), divU(row, 8));
+  return add(mul(atom, 512), add(mul(r8, 64), mul(chunk, 8)));
+}
+
+Value Emitter::matrixDescriptor(Value matrix) {
+  Value address = LLVM::PtrToIntOp::create(b, loc, i64, matrix);
+  Value start = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, address, constI64(4)),
+      constI64(0x3FFF));
+  // Leading offset (bits 16-29) unused by swizzled K-major layouts (1 by
+  // convention); stride offset (bits 32-45) = 1024 bytes between 8-row
+  // atoms; layout type (bits 62-63) 1 = 128-byte swizzle.
+  const int64_t fields =
+      (int64_t(1) << 16) | (int64_t(1024 >> 4) << 32) | (int64_t(1) << 62);
+  return arith::OrIOp::create(b, loc, start, constI64(fields));
+}
+
+SmallVector<Value> Emitter::emitWgmmaStages(Value slab, Value wg) {
+  const config::GemmLaunch &launch = shape.launch;
+  const int64_t groups = launch.warpsK, perStage = shape.chunksPerStage;
+  const int64_t n = spec.bn, accCount = n / 2;
+  Value xDesc = matrixDescriptor(elementPtr(slab, bf16, n * launch.kPerCta));
+  Value wDesc = matrixDescriptor(slab);
+  // k16 step s of a matrix of `rows` rows: 32 bytes into 64-k block s / 4
+  // (blocks are rows / 8 atoms of 1024 bytes); the hardware applies the
+  // swizzle to the advanced start address.
+  auto atStep = [&](Value desc, Value step, int64_t rows) {
+    const int64_t blockBytes = rows / 8 * 1024;
+    Value s64 = toI64(step);
+    Value bytes = add(mul(divU(s64, 4), blockBytes), mul(remU(s64, 4), 32));
+    return add(desc, arith::ShRUIOp::create(b, loc, bytes, constI64(4)));
+  };
+
+  MLIRContext *ctx = b.getContext();
+  Type accType =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(accCount, f32));
+  Value zero = LLVM::PoisonOp::create(b, loc, accType);
+  for (int64_t i = 0; i < accCount; ++i)
+    zero = LLVM::InsertValueOp::create(b, loc, zero, constF32(0.0), i);
+  // One accumulator: 2 or 4 independent chains summed at the end measured
+  // the same or 1 % slower on an H200 (benchmarks/results/2026-12-03f-h200).
+  Value acc = zero;
+  auto shapeAttr = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
+
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    // Stage `stage`'s copies have landed for this thread; the proxy fence
+    // makes them visible to the tensor core's (async proxy) reads, bar.sync
+    // to every warpgroup.
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, launch.stages - 1 - stage);
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b, loc);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    // Warpgroup wg takes chunks begin + wg, begin + wg + groups, ...
+    for (int64_t i = 0; i < perStage / groups; ++i) {
+      Value chunk = add(wg, stage * perStage + i * groups);
+      for (int64_t h = 0; h < 2; ++h) {
+        Value step = add(mul(chunk, 2), h);
+        acc = NVVM::WgmmaMmaAsyncOp::create(
+            b, loc, accType, acc, atStep(xDesc, step, launch.bm8),
+            atStep(wDesc, step, n), shapeAttr, NVVM::WGMMATypes::bf16,
+            NVVM::WGMMATypes::bf16, NVVM::WGMMATypes::f32,
+            NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+            NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
+            /*satfinite=*/nullptr);
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < accCount; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, i));
+  return values;
+}
+
+void Emitter::storeWgmmaPartials(Value tile, ArrayRef<Value> acc, Value wg,
+                                 Value warpInGroup, Value g, Value t) {
+  const int64_t stride = shape.launch.partialRowFloats;
+  // Tile layout [warpgroup][64][bn + pad], (m, n) as in the output.
+  Value row = add(mul(wg, shape.launch.bm8), add(mul(warpInGroup, 16), g));
+  Value base = add(mul(row, stride), mul(t, 2));
+  for (int64_t j = 0; j < spec.bn / 8; ++j) {
+    for (int64_t i = 0; i < 4; ++i) {
+      int64_t offset = (i >> 1) * 8 * stride + 8 * j + (i & 1);
+      LLVM::StoreOp::create(b, loc, acc[4 * j + i],
+                            elementPtr(tile, f32, add(base, offset)),
+                            /*alignment=*/4);
     }
   }
 }
@@ -501,11 +633,18 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
 
   Value smem = LLVM::AddressOfOp::create(b, loc, sharedPtr, bufferName);
   issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m);
-  SmallVector<Value> acc = emitStages(smem, wn, wk, g, t);
-
-  // The partial tiles reuse the slab: wait until every warp is done with it.
-  gpu::BarrierOp::create(b, loc);
-  storePartials(smem, acc, wn, wk, g, t);
+  if (launch.wgmma) {
+    Value wg = divU(warp, 4);
+    SmallVector<Value> acc = emitWgmmaStages(smem, wg);
+    // The partial tiles reuse the slab: wait until every MMA has read it.
+    gpu::BarrierOp::create(b, loc);
+    storeWgmmaPartials(smem, acc, wg, remU(warp, 4), g, t);
+  } else {
+    SmallVector<Value> acc = emitStages(smem, wn, wk, g, t);
+    // The partial tiles reuse the slab: wait until every warp is done with it.
+    gpu::BarrierOp::create(b, loc);
+    storePartials(smem, acc, wn, wk, g, t);
+  }
 
   // Each thread finishes (row, 8 columns) groups; consecutive threads take
   // consecutive column groups so the 16-byte stores coalesce. A split-K rank
