@@ -24,6 +24,7 @@ const std::map<std::string, int64_t> &attentionKernelParams() {
       {"workspace_floats_per_row", kAttentionWorkspaceFloatsPerRow},
       {"counters", kAttentionCounters},
       {"min_ctas_per_sm", kAttentionMinCtasPerSm},
+      {"grouped_min_ctas_per_sm", kAttentionGroupedMinCtasPerSm},
       {"sms", kAttentionSms},
       {"max_splits", kAttentionMaxSplits},
       {"max_kv_groups", kAttentionMaxKvGroups},
@@ -62,6 +63,10 @@ const std::vector<std::string> &attentionKernelArgNames() {
 }
 
 int64_t attentionStages(int64_t kvGroups) { return kvGroups <= 2 ? 2 : 1; }
+
+int64_t attentionMinCtasPerSm(int64_t kvGroups) {
+  return kvGroups == 1 ? kAttentionMinCtasPerSm : kAttentionGroupedMinCtasPerSm;
+}
 
 std::string attentionKernelSymbol(int64_t kvGroups) {
   return std::string(kAttentionKernelName) + "_" +

@@ -33,9 +33,15 @@
 // CHECK-SAME: bar.red.or.pred
 // CHECK-SAME: ld.volatile.global.v2.b32
 // CHECK-SAME: st.volatile.global.b32
+// The grouped functions (small grids) keep two CTAs an SM, not three.
 // CHECK-SAME: .visible .entry streaming_attention_d64_g2(
+// CHECK-SAME: .minnctapersm 2
+// CHECK-SAME: ld.global.v4.b32
+// CHECK-SAME: shfl.sync.idx.b32
 // CHECK-SAME: .visible .entry streaming_attention_d64_g3(
+// CHECK-SAME: .minnctapersm 2
 // CHECK-SAME: .visible .entry streaming_attention_d64_g4(
+// CHECK-SAME: .minnctapersm 2
 // CHECK-NOT: streaming_attention_d64_combine
 // CHECK-NOT: mbarrier
 // CHECK-NOT: .local

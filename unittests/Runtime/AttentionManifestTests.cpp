@@ -57,6 +57,7 @@ config::Manifest attentionManifest() {
                 {"workspace_floats_per_row", 66},
                 {"counters", 1024},
                 {"min_ctas_per_sm", 3},
+                {"grouped_min_ctas_per_sm", 2},
                 {"sms", 132},
                 {"max_splits", 16},
                 {"max_kv_groups", 4},

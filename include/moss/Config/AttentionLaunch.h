@@ -53,20 +53,32 @@ constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
 constexpr int64_t kAttentionCounters = 1024;
 /// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM,
 /// the lesser of the register bound for 1..4 warps (at most 168 registers a
-/// thread, __launch_bounds__(128, 3)) and the shared-memory bound for 2 or 4
-/// slots (16 KiB each, 2 KiB of Q a warp and the 1 KiB the system reserves,
-/// of 228 KiB). Splits pay while the grid leaves half the GPU's CTA slots
-/// empty.
+/// thread, __launch_bounds__(128, 3), the one-group function's) and the
+/// shared-memory bound for 2 or 4 slots (16 KiB each, 2 KiB of Q a warp and
+/// the 1 KiB the system reserves, of 228 KiB). Splits pay while the grid
+/// leaves half the GPU's CTA slots empty. (The grouped functions guarantee
+/// two CTAs an SM, .minnctapersm 2; the rule launches them for at most
+/// kAttentionGroupsMaxCtas CTAs, split grids for at most a quarter of this
+/// model's slots, so each fits one wave and the model, measured so, stays.)
 constexpr int64_t kAttentionSms = 132;
 /// Beyond this many CTAs (B*H*row blocks, two an SM) the rule uses one group:
 /// the SMs are busy anyway and a group's shared memory costs occupancy.
 constexpr int64_t kAttentionGroupsMaxCtas = 2 * kAttentionSms;
-constexpr int64_t kAttentionMinCtasPerSm = 3; ///< at 4 warps (nvvm.minctasm).
+/// nvvm.minctasm of the one-group function (at 4 warps: <= 168 registers).
+constexpr int64_t kAttentionMinCtasPerSm = 3;
+/// nvvm.minctasm of the grouped functions: the rule launches them for at
+/// most kAttentionGroupsMaxCtas CTAs (before splits, which fill at most a
+/// quarter of the slots), so two an SM suffice, and the registers the cap of
+/// three would take back make them faster (H200 decode steps 5-18 %).
+constexpr int64_t kAttentionGroupedMinCtasPerSm = 2;
 constexpr int64_t kAttentionCtasPerSmByWarps[5] = {0, 12, 6, 4, 3};
 constexpr int64_t kAttentionCtasPerSmBySlots[5] = {0, 0, 6, 0, 3};
 constexpr int64_t kAttentionMaxSplits = 16;
 /// Up to this many CTAs, two row warps group only for at most two trips.
 constexpr int64_t kAttentionFewCtas = 32;
+
+/// nvvm.minctasm of the function for `kvGroups` key groups.
+int64_t attentionMinCtasPerSm(int64_t kvGroups);
 
 /// Stages of the K/V slots for `kvGroups` key groups: 2 (the next trip's
 /// copies overlap this trip's compute) for <= 2 groups, else 1.

@@ -52,11 +52,15 @@
 // Mask. The bits of the tile two ahead are packed at the end of each trip:
 // its L1 lines are prefetched before the compute and its bytes loaded after
 // it, so they do not occupy 32 registers across the compute. Bit
-// maskBit(n, r, e) of a lane's word is (row g + 8r, key 8n + 2t + e). In the
-// one-group function a full tile of a mask contiguous in S loads as words
-// (16 bytes of a row per lane, nonzero bytes to bits, exchanged in the quad:
-// quadExchangeMask) in Quad order, and the byte path packs the same way; the
-// grouped functions load bytes only, in Byte order.
+// maskBit(n, r, e) of a lane's word is (row g + 8r, key 8n + 2t + e). A full
+// tile of a mask contiguous in S loads as words (16 bytes of a row per lane,
+// nonzero bytes to bits, exchanged in the quad: quadExchangeMask); tails and
+// strided masks load bytes (the rows g + 8 only where the warp has them) and
+// pack them in the same order.
+//
+// Registers. The one-group function keeps three CTAs of 4 warps an SM (168
+// registers, .minnctapersm 3); the grouped ones, launched for small grids
+// only, two (.minnctapersm 2: up to 255).
 //
 // Split-KV. Split z of gridDim.z walks key tiles [z*tps, min(tiles,
 // (z+1)*tps)) and, when splits > 1, writes (acc[64], m, l) in FP32 to the
@@ -106,28 +110,22 @@ constexpr double kLog2e = 1.4426950408889634;
 static_assert(kD == 64 && kKeys == 64, "the fragment maps assume 64 x 64");
 static_assert(config::kAttentionSlotBytes == kSlotElems * 2, "slot size");
 
-/// Bit of (row g + 8r, key 8n + 2t + e) in a lane's packed mask word. Quad:
-/// key group n = 2t' + h comes from quad lane t' (keys 16t'..16t'+15), see
-/// quadExchangeMask. Byte: 4n + 2r + e, the grouped functions' order (emitBody
-/// says why they keep it).
-enum class MaskOrder { Quad, Byte };
-constexpr int64_t maskBit(MaskOrder order, int64_t n, int64_t r, int64_t e) {
-  if (order == MaskOrder::Byte)
-    return 4 * n + 2 * r + e;
+/// Bit of (row g + 8r, key 8n + 2t + e) in a lane's packed mask word: key
+/// group n = 2t' + h comes from quad lane t' (keys 16t'..16t'+15), the order
+/// quadExchangeMask produces; the byte path packs the same way.
+constexpr int64_t maskBit(int64_t n, int64_t r, int64_t e) {
   return 16 * (n / 4) + 8 * e + 4 * r + 2 * (n % 2) + (n / 2) % 2;
 }
 /// The bits of row r (every key group and e).
-constexpr uint32_t rowMaskBits(MaskOrder order, int64_t r) {
+constexpr uint32_t rowMaskBits(int64_t r) {
   uint32_t bits = 0;
   for (int64_t n = 0; n < 8; ++n)
     for (int64_t e = 0; e < 2; ++e)
-      bits |= 1u << maskBit(order, n, r, e);
+      bits |= 1u << maskBit(n, r, e);
   return bits;
 }
-static_assert((rowMaskBits(MaskOrder::Quad, 0) |
-               rowMaskBits(MaskOrder::Quad, 1)) == 0xFFFFFFFFu &&
-                  (rowMaskBits(MaskOrder::Quad, 0) &
-                   rowMaskBits(MaskOrder::Quad, 1)) == 0,
+static_assert((rowMaskBits(0) | rowMaskBits(1)) == 0xFFFFFFFFu &&
+                  (rowMaskBits(0) & rowMaskBits(1)) == 0,
               "maskBit is a bijection onto 32 bits");
 
 /// Kernel parameters, in the order of docs/kernel-abi.md.
@@ -430,8 +428,11 @@ private:
 
   // --- main-kernel pieces ----------------------------------------------------
   struct MaskLoads {
-    SmallVector<Value> bytes; ///< 32 bytes: bit 4n + c of the packed mask.
-    Value keyBits;            ///< bits whose key is real (< S, tile valid).
+    /// 32 bytes in order (n, r, e), or with mv.warpHasHighRows the 16 of row
+    /// g in order (n, e) and row g + 8 already packed in highBits.
+    SmallVector<Value> bytes;
+    Value highBits;
+    Value keyBits; ///< bits whose key is real (< S, tile valid).
   };
   /// Whether key tile `tile` holds 64 keys below S.
   Value isFullTile(Value tile) {
@@ -443,10 +444,17 @@ private:
     return mul(toI64(minU(key, sub(arg(kS), constI32(1)))), arg(kMaskStrideS));
   }
   MaskLoads loadMask(Value tile, Value tileValid);
+  SmallVector<Value>
+  loadMaskRows(llvm::function_ref<Value(int64_t, int64_t, int64_t)> load);
+  /// The bytes and packed bits a MaskLoads is made of, in loadMaskRows order.
+  int64_t maskLoadValues() const {
+    return mv.warpHasHighRows ? 2 * kKeyGroups + 1 : 4 * kKeyGroups;
+  }
   Value packMask(const MaskLoads &loads);
   /// This lane's packed mask bits of key tile `tile` (maskBit order).
   Value maskBits(Value tile, Value tileValid);
   Value quadExchangeMask(Value tile);
+  Value exchangeMaskWords(ArrayRef<Value> rowWords);
   void prefetchMask(Value tile);
   /// This warp's key tile of trip `trip` and whether it is one of the
   /// split's tiles.
@@ -492,11 +500,10 @@ private:
     Value safeRow[2]; ///< i64 row, clamped to T - 1 (valid address).
     Value laneCol;    ///< i64 2t: the lane's first column in an n8 group.
     Value maskRow[2];
-    Value rowBits;        ///< mask bits of rows below T (rowMaskBits).
-    Value maskUnitStride; ///< mask contiguous in S.
-    Value maskAligned;    ///< and every row 16-byte aligned.
-    MaskOrder order;      ///< bit order of packed masks (and which paths).
-    bool fixedCopies;     ///< full tiles of 2 or 4 warps copy unrolled.
+    Value rowBits;         ///< mask bits of rows below T (rowMaskBits).
+    Value maskUnitStride;  ///< mask contiguous in S.
+    Value maskAligned;     ///< and every row 16-byte aligned.
+    Value warpHasHighRows; ///< set: row g + 8 loads only when T > row0 + 8.
     Value kHead, vHead;
     Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.
     Value scaleLog2;
@@ -528,8 +535,6 @@ AttentionEmitter::createKernel(gpu::GPUModuleOp module, StringRef name,
         NVVM::NVVMDialect::getMaxntidAttrName(),
         b.getDenseI32ArrayAttr({static_cast<int32_t>(kMaxThreads), 1, 1}));
   }
-  fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-              b.getI32IntegerAttr(config::kAttentionMinCtasPerSm));
   b.setInsertionPointToStart(&fn.getBody().front());
   kernelArgs.assign(fn.getArguments().begin(), fn.getArguments().end());
   return fn;
@@ -549,22 +554,23 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
   Value full = both(tileValid, isFullTile(tile));
   Value unitStride =
       cmp(arith::CmpIPredicate::eq, arg(kMaskStrideS), constI64(1));
-  SmallVector<Type> types(4 * kKeyGroups, i8);
+  SmallVector<Type> types(maskLoadValues(), i8);
+  if (mv.warpHasHighRows)
+    types.back() = i32;
   types.push_back(i32);
   auto ifOp = scf::IfOp::create(b, loc, types, both(full, unitStride),
                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
-    SmallVector<Value> bytes;
     Value rowTile[2];
     for (int64_t r = 0; r < 2; ++r)
       rowTile[r] = elementPtr(mv.maskRow[r], i8, toI64(keyBase));
-    for (int64_t n = 0; n < kKeyGroups; ++n)
-      for (int64_t r = 0; r < 2; ++r)
-        for (int64_t e = 0; e < 2; ++e)
-          bytes.push_back(loadReadOnly(
-              i8, elementPtr(rowTile[r], i8, constI32(8 * n + e)), 1));
+    SmallVector<Value> bytes =
+        loadMaskRows([&](int64_t n, int64_t r, int64_t e) {
+          return loadReadOnly(
+              i8, elementPtr(rowTile[r], i8, constI32(8 * n + e)), 1);
+        });
     bytes.push_back(constI32(-1));
     scf::YieldOp::create(b, loc, bytes);
 
@@ -575,41 +581,86 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
                                    /*withElseRegion=*/true);
     scf::YieldOp::create(b, loc, valid.getResults());
     b.setInsertionPointToEnd(valid.thenBlock());
-    bytes.clear();
+    // keyBits interleaved with the loads (unguarded): that order is the one
+    // ptxas fits in the grouped functions' registers.
     Value keyBits = constI32(0);
-    for (int64_t n = 0; n < kKeyGroups; ++n) {
-      for (int64_t r = 0; r < 2; ++r) {
-        for (int64_t e = 0; e < 2; ++e) {
-          Value key = add(keyBase, 8 * n + e);
-          bytes.push_back(loadReadOnly(
-              i8, elementPtr(mv.maskRow[r], i8, clampedMaskOffset(key)), 1));
-          keyBits = bitOr(
-              keyBits, shl(toI32(lessU(key, s)), maskBit(mv.order, n, r, e)));
-        }
-      }
-    }
+    bytes = loadMaskRows([&](int64_t n, int64_t r, int64_t e) {
+      Value key = add(keyBase, 8 * n + e);
+      Value byte = loadReadOnly(
+          i8, elementPtr(mv.maskRow[r], i8, clampedMaskOffset(key)), 1);
+      if (!mv.warpHasHighRows)
+        keyBits = bitOr(keyBits, shl(toI32(lessU(key, s)), maskBit(n, r, e)));
+      return byte;
+    });
+    if (mv.warpHasHighRows)
+      for (int64_t n = 0; n < kKeyGroups; ++n)
+        for (int64_t r = 0; r < 2; ++r)
+          for (int64_t e = 0; e < 2; ++e)
+            keyBits =
+                bitOr(keyBits, shl(toI32(lessU(add(keyBase, 8 * n + e), s)),
+                                   maskBit(n, r, e)));
     bytes.push_back(keyBits);
     scf::YieldOp::create(b, loc, bytes);
     b.setInsertionPointToEnd(valid.elseBlock());
-    SmallVector<Value> none(4 * kKeyGroups, arith::ConstantOp::create(
-                                                b, loc, b.getI8IntegerAttr(0)));
+    SmallVector<Value> none(
+        maskLoadValues(),
+        arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
+    if (mv.warpHasHighRows)
+      none.back() = constI32(0);
     none.push_back(constI32(0));
     scf::YieldOp::create(b, loc, none);
   }
   MaskLoads loads;
-  for (int64_t i = 0; i < 4 * kKeyGroups; ++i)
+  int64_t count = maskLoadValues();
+  for (int64_t i = 0; i < count; ++i)
     loads.bytes.push_back(ifOp.getResult(i));
-  loads.keyBits = ifOp.getResult(4 * kKeyGroups);
+  if (mv.warpHasHighRows)
+    loads.highBits = loads.bytes.pop_back_val();
+  loads.keyBits = ifOp.getResult(count);
   return loads;
+}
+
+/// The 32 bytes in order (n, r, e), `load(n, r, e)` emitting each. Where
+/// mv.highRowsOnly guards them, the 16 bytes of row g + 8 load only when a
+/// lane of the warp has such a row (T > row0 + 8), else they are 0: decode
+/// steps (T <= 8) read half the bytes.
+SmallVector<Value> AttentionEmitter::loadMaskRows(
+    llvm::function_ref<Value(int64_t, int64_t, int64_t)> load) {
+  SmallVector<Value> bytes;
+  if (!mv.warpHasHighRows) {
+    for (int64_t n = 0; n < kKeyGroups; ++n)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e)
+          bytes.push_back(load(n, r, e));
+    return bytes;
+  }
+  for (int64_t n = 0; n < kKeyGroups; ++n)
+    for (int64_t e = 0; e < 2; ++e)
+      bytes.push_back(load(n, 0, e));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, mv.warpHasHighRows,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  Value high = constI32(0);
+  for (int64_t n = 0; n < kKeyGroups; ++n)
+    for (int64_t e = 0; e < 2; ++e)
+      high = bitOr(high, shl(toI32(notZero(load(n, 1, e))), maskBit(n, 1, e)));
+  scf::YieldOp::create(b, loc, high);
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, constI32(0));
+  bytes.push_back(ifOp.getResult(0));
+  return bytes;
 }
 
 /// Bit maskBit(n, r, e) set when that (row, key) is allowed: a nonzero byte
 /// of a real key and a row below T.
 Value AttentionEmitter::packMask(const MaskLoads &loads) {
-  Value bits = constI32(0);
+  Value bits = loads.highBits ? loads.highBits : constI32(0);
+  const int64_t rows = loads.highBits ? 1 : 2;
   for (auto [i, byte] : llvm::enumerate(loads.bytes)) {
-    int64_t n = static_cast<int64_t>(i) / 4, r = (i / 2) % 2, e = i % 2;
-    bits = bitOr(bits, shl(toI32(notZero(byte)), maskBit(mv.order, n, r, e)));
+    int64_t n = static_cast<int64_t>(i) / (2 * rows);
+    int64_t r = (i / 2) % rows, e = i % 2;
+    bits = bitOr(bits, shl(toI32(notZero(byte)), maskBit(n, r, e)));
   }
   return bitAnd(bitAnd(bits, loads.keyBits), mv.rowBits);
 }
@@ -618,8 +669,6 @@ Value AttentionEmitter::packMask(const MaskLoads &loads) {
 /// word loads instead of 32 byte loads); the rest loadMask's byte path.
 /// Either way warp-uniform: a tile is per warp, strides per launch.
 Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
-  if (mv.order == MaskOrder::Byte)
-    return packMask(loadMask(tile, tileValid));
   Value fast = both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, fast,
                                 /*withElseRegion=*/true);
@@ -648,6 +697,7 @@ Value AttentionEmitter::quadExchangeMask(Value tile) {
   // (5 loads, the fifth only when the bytes straddle it) shifted into place.
   auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(8, i32),
                                 mv.maskAligned, /*withElseRegion=*/true);
+  SmallVector<Value> rowWords;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
@@ -682,10 +732,16 @@ Value AttentionEmitter::quadExchangeMask(Value tile) {
     }
     scf::YieldOp::create(b, loc, words);
   }
+  rowWords.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  return exchangeMaskWords(rowWords);
+}
+
+/// The lane's 8 words (4 a row) to its mask bits, exchanged in the quad.
+Value AttentionEmitter::exchangeMaskWords(ArrayRef<Value> rowWords) {
   Value x = constI32(0);
   for (int64_t r = 0; r < 2; ++r) {
     for (int64_t i = 0; i < 4; ++i) {
-      Value w = ifOp.getResult(4 * r + i);
+      Value w = rowWords[4 * r + i];
       // Bit 7 of each byte: set iff the byte is nonzero.
       Value low = add(bitAnd(w, 0x7f7f7f7f), 0x7f7f7f7f);
       Value high = bitAnd(bitOr(low, w), static_cast<int32_t>(0x80808080u));
@@ -779,10 +835,7 @@ void AttentionEmitter::copyTile(Value tile, Value slot) {
             [&] { copyFullTile(tile, slot, counts.front()); },
             [&] { dispatch(counts.drop_front()); });
       };
-  if (mv.fixedCopies)
-    dispatch({128, 64});
-  else
-    copyTileAnyRows(tile, slot);
+  dispatch({128, 64});
 }
 
 /// Full tile `tile` into `slot` by a CTA of `threads` threads: thread i
@@ -1043,8 +1096,7 @@ RowState AttentionEmitter::computeTile(Value slot, Value bits, Value whole,
       for (int64_t c = 0; c < 4; ++c) {
         Value v = sAcc[n][c];
         if (masked)
-          v = select(notZero(bitAnd(
-                         shrU(bits, maskBit(mv.order, n, c / 2, c % 2)), 1)),
+          v = select(notZero(bitAnd(shrU(bits, maskBit(n, c / 2, c % 2)), 1)),
                      v, minusInf);
         scores.push_back(v);
         rowMax[c / 2] = fmax(rowMax[c / 2], v);
@@ -1333,7 +1385,9 @@ std::array<Value, 2> AttentionEmitter::placeRows(Value lane, Value row0) {
 
 void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
                                       StringRef smemName, int64_t kvGroups) {
-  createKernel(module, name, std::nullopt);
+  gpu::GPUFuncOp fn = createKernel(module, name, std::nullopt);
+  fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+              b.getI32IntegerAttr(config::attentionMinCtasPerSm(kvGroups)));
   emitBody(smemName, kvGroups);
   gpu::ReturnOp::create(b, loc);
 }
@@ -1349,13 +1403,6 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   mv.h = remU(bh, heads);
   mv.z = blockIdx(gpu::Dimension::z);
   mv.groups = constI32(kvGroups);
-  // The one-group function (long chunks, large grids) takes the word-load
-  // mask and the unrolled copies (H200, B=16 T=480: S=400 69.9 -> 55.3 us,
-  // S=250 43.8 -> 36.7, S=125 43.6 -> 37.3). Under the 168-register cap
-  // either spills the two- and four-group functions, and the three-group
-  // one measured no faster with them.
-  mv.order = kvGroups == 1 ? MaskOrder::Quad : MaskOrder::Byte;
-  mv.fixedCopies = kvGroups == 1;
   mv.rowWarps = divU(divU(mv.threads, 32), mv.groups);
   // With one group every warp is a row warp of group 0: constants, so no
   // group bookkeeping stays live through the trips.
@@ -1366,6 +1413,11 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
       add(mul(blockIdx(gpu::Dimension::y), mul(mv.rowWarps, kRowsPerWarp)),
           mul(mv.rowWarp, kRowsPerWarp));
   Value warpHasRows = lessU(row0, tq);
+  // Short chunks: a warp without rows g + 8 (T <= row0 + 8, every decode
+  // step) skips their mask bytes (H200, H=20 S=125 B=1 T=1, with the
+  // grouped functions' other changes: 4.22 -> 3.76 us).
+  if (kvGroups > 1)
+    mv.warpHasHighRows = lessU(add(row0, 8), tq);
   std::array<Value, 2> rowValid = placeRows(mv.laneId, row0);
 
   // This split's key tiles [tBegin, tBegin + nTiles), in trips of G.
@@ -1419,11 +1471,9 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
     mv.maskRow[r] =
         elementPtr(maskHead, i8, mul(mv.safeRow[r], arg(kMaskStrideT)));
   mv.rowBits =
-      bitOr(select(rowValid[0],
-                   constI32(static_cast<int32_t>(rowMaskBits(mv.order, 0))),
+      bitOr(select(rowValid[0], constI32(static_cast<int32_t>(rowMaskBits(0))),
                    constI32(0)),
-            select(rowValid[1],
-                   constI32(static_cast<int32_t>(rowMaskBits(mv.order, 1))),
+            select(rowValid[1], constI32(static_cast<int32_t>(rowMaskBits(1))),
                    constI32(0)));
   // Full tiles of a mask contiguous in S load as words (quadExchangeMask);
   // as one 16-byte vector per lane and row when the base and the row
@@ -1514,7 +1564,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
       Value slot = add(mul(stage, mv.groups), mv.group);
       // A tile every row of the warp sees whole (most tiles of a full
       // window) skips the 32 mask selects of each lane (not in the
-      // two-group function: the branch spills it under the cap).
+      // two-group function: 0.1-0.2 us slower there on H200 decode steps).
       Value whole =
           kvGroups != 2
               ? warpAll(cmp(arith::CmpIPredicate::eq, bitsCur, mv.rowBits))
