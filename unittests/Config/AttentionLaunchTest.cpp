@@ -145,6 +145,29 @@ TEST(AttentionLaunchTest, ForcedSplitsAndGroupsNeverIdle) {
   EXPECT_EQ(derive(1, 12, 1, 400, 1, 1).warps, 1);
 }
 
+TEST(AttentionLaunchTest, GroupedLaunchesFitTwoCtasAnSm) {
+  // The grouped functions are built for two CTAs an SM (.minnctapersm 2), the
+  // one-group function for three: every grouped launch the rule makes for the
+  // decoder's shapes must fit in one wave at two.
+  EXPECT_EQ(attentionMinCtasPerSm(1), 3);
+  for (int64_t g = 2; g <= kAttentionMaxKvGroups; ++g)
+    EXPECT_EQ(attentionMinCtasPerSm(g), 2);
+  int grouped = 0;
+  for (int64_t h : {12, 20})
+    for (int64_t s : {125, 250, 400, 1024})
+      for (int64_t t : {1, 2, 4, 8, 15, 16, 30, 32, 60, 120, 240, 480})
+        for (int64_t b : {1, 2, 4, 8, 16, 32, 64}) {
+          AttentionLaunch l = derive(b, h, t, s);
+          if (l.kvGroups == 1)
+            continue;
+          ++grouped;
+          EXPECT_LE(l.gridX * l.gridY * l.splits,
+                    kAttentionSms * attentionMinCtasPerSm(l.kvGroups))
+              << "B=" << b << " H=" << h << " T=" << t << " S=" << s;
+        }
+  EXPECT_GT(grouped, 50);
+}
+
 TEST(AttentionLaunchTest, RejectsBadSizes) {
   EXPECT_NE(deriveError(0, 12, 1, 400).find("B = 0 must be in [1, "),
             std::string::npos);

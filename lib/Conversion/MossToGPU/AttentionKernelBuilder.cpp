@@ -83,7 +83,6 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include <array>
-#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -581,8 +580,9 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
                                    /*withElseRegion=*/true);
     scf::YieldOp::create(b, loc, valid.getResults());
     b.setInsertionPointToEnd(valid.thenBlock());
-    // keyBits interleaved with the loads (unguarded): that order is the one
-    // ptxas fits in the grouped functions' registers.
+    // keyBits interleaved with the loads where rows g + 8 are unguarded (the
+    // one-group function): that order is the one ptxas fits in its 168
+    // registers.
     Value keyBits = constI32(0);
     bytes = loadMaskRows([&](int64_t n, int64_t r, int64_t e) {
       Value key = add(keyBase, 8 * n + e);
@@ -620,10 +620,11 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
   return loads;
 }
 
-/// The 32 bytes in order (n, r, e), `load(n, r, e)` emitting each. Where
-/// mv.highRowsOnly guards them, the 16 bytes of row g + 8 load only when a
-/// lane of the warp has such a row (T > row0 + 8), else they are 0: decode
-/// steps (T <= 8) read half the bytes.
+/// The 32 mask bytes in order (n, r, e), `load(n, r, e)` emitting each. With
+/// mv.warpHasHighRows (the grouped functions): the 16 bytes of row g in
+/// order (n, e), then row g + 8's bits, loaded and packed only when a lane
+/// of the warp has such a row (T > row0 + 8), else 0: decode steps (T <= 8)
+/// read half the bytes.
 SmallVector<Value> AttentionEmitter::loadMaskRows(
     llvm::function_ref<Value(int64_t, int64_t, int64_t)> load) {
   SmallVector<Value> bytes;
@@ -821,21 +822,20 @@ Value AttentionEmitter::activeGroups(int64_t kvGroups, Value noSkip, Value trip,
 
 /// cp.async of key tile `tile` (K and V, 64 rows each) into slot `slot`.
 void AttentionEmitter::copyTile(Value tile, Value slot) {
-  // Full tiles of CTAs of 2 or 4 warps (the long-chunk and decode
+  // Full tiles of CTAs of 4 or 2 warps (the long-chunk and decode
   // launches): an unrolled copy at constant shared-memory offsets.
   Value full = isFullTile(tile);
-  std::function<void(ArrayRef<int64_t>)> dispatch =
-      [&](ArrayRef<int64_t> counts) {
-        if (counts.empty())
-          return copyTileAnyRows(tile, slot);
-        Value fixed =
-            cmp(arith::CmpIPredicate::eq, mv.threads, constI32(counts.front()));
+  auto ofThreads = [&](int64_t threads) {
+    return both(full,
+                cmp(arith::CmpIPredicate::eq, mv.threads, constI32(threads)));
+  };
+  emitIfElse(
+      ofThreads(128), [&] { copyFullTile(tile, slot, 128); },
+      [&] {
         emitIfElse(
-            both(full, fixed),
-            [&] { copyFullTile(tile, slot, counts.front()); },
-            [&] { dispatch(counts.drop_front()); });
-      };
-  dispatch({128, 64});
+            ofThreads(64), [&] { copyFullTile(tile, slot, 64); },
+            [&] { copyTileAnyRows(tile, slot); });
+      });
 }
 
 /// Full tile `tile` into `slot` by a CTA of `threads` threads: thread i

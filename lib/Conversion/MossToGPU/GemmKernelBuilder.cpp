@@ -316,7 +316,7 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
                                        : NVVM::LoadCacheModifierKind::CG;
   // Slab destination of (slab row, k in the slice): padded rows for
   // mma.sync; for wgmma, W (rows [0, bn)) and x (rows [bn, bn + 64)) are
-  // separate core-matrix matrices.
+  // separate matrices in the swizzled layout.
   auto slabOffset = [&](Value slabRow, Value kSlice, bool isX) -> Value {
     if (!launch.wgmma)
       return add(mul(slabRow, rowElems), kSlice);
@@ -335,19 +335,16 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
         elementPtr(slab, bf16, slabOffset(slabRow, kSlice, base == arg(kX)));
     NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16, cache, srcBytes);
   };
-  // (row, 16-byte piece) of a stage: a row's pieces first (coalesced; the
-  // padded rows, or the swizzle, keep the shared stores conflict-free).
-  auto rowAndK = [&](Value piece) -> std::pair<Value, Value> {
-    return {divU(piece, piecesPerRow), mul(remU(piece, piecesPerRow), 8)};
-  };
   for (int64_t stage = 0; stage < launch.stages; ++stage) {
     forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {
-      auto [row, kInStage] = rowAndK(piece);
+      Value row = divU(piece, piecesPerRow);
+      Value kInStage = mul(remU(piece, piecesPerRow), 8);
       copy(add(nCta, row), row, kInStage, stage, arg(kW),
            NVVM::LoadCacheModifierKind::CG, Value());
     });
     forEachPiece(tid, launch.bm8 * piecesPerRow, [&](Value piece) {
-      auto [row, kInStage] = rowAndK(piece);
+      Value row = divU(piece, piecesPerRow);
+      Value kInStage = mul(remU(piece, piecesPerRow), 8);
       Value xRow = add(mCta, row);
       // Rows past m, and rows past bm (the next CTA's), are zero-filled:
       // src-size 0 reads nothing, and mCta < m is a valid address.
