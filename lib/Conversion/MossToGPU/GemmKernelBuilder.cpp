@@ -310,10 +310,13 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
   // .ca lets CTAs that share an SM hit L1 for it. Measured on an H200
   // (benchmarks/results/2026-12-03b-h200): .ca wins for every split == 1
   // tile and for split-K tiles of bm <= 16; split-K tiles of bm >= 32 (a large
-  // x slice per CTA) lose with it (768x3072 M = 64: 5.20 vs 5.05 us).
+  // x slice per CTA) lose with it (768x3072 M = 64: 5.20 vs 5.05 us), and so
+  // do the wgmma tiles (bm = 64), one CTA an SM: 64,3072,768,1 3.79 -> 3.38
+  // us with .cg (benchmarks/results/2026-12-03f-h200).
   const NVVM::LoadCacheModifierKind xCache =
-      spec.split == 1 || spec.bm <= 16 ? NVVM::LoadCacheModifierKind::CA
-                                       : NVVM::LoadCacheModifierKind::CG;
+      !launch.wgmma && (spec.split == 1 || spec.bm <= 16)
+          ? NVVM::LoadCacheModifierKind::CA
+          : NVVM::LoadCacheModifierKind::CG;
   // Slab destination of (slab row, k in the slice): padded rows for
   // mma.sync; for wgmma, W (rows [0, bn)) and x (rows [bn, bn + 64)) are
   // separate matrices in the swizzled layout.
