@@ -123,12 +123,13 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
     --launch.stages;
   launch.stageK = launch.kPerCta / launch.stages;
   const int64_t chunksPerStage = launch.stageK / 32;
-  if (tile.bm == 64 && launch.kPerCta % 64 != 0) {
-    err = "bm = 64 (wgmma) needs K/split = " + std::to_string(launch.kPerCta) +
-          " to be a multiple of 64 (128-byte swizzle atoms of 64 k)";
-    return false;
-  }
   if (tile.bm == 64) {
+    if (launch.kPerCta % 64 != 0) {
+      err =
+          "bm = 64 (wgmma) needs K/split = " + std::to_string(launch.kPerCta) +
+          " to be a multiple of 64 (128-byte swizzle atoms of 64 k)";
+      return false;
+    }
     launch.wgmma = true;
     launch.warpsN = 1;
     launch.warpsK = chunksPerStage % 2 == 0 ? 2 : 1;
@@ -148,8 +149,8 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   launch.threads = 32 * launch.warps;
   launch.bm8 = 8 * ceilDiv(tile.bm, 8);
   // A row stride of 16 (mod 32) words puts the 8 lanes of a 16-byte shared
-  // load phase (2 rows x 4 k groups) on 32 distinct banks.
-  // (wgmma reads 128-byte core matrices, which need no padding.)
+  // load phase (2 rows x 4 k groups) on 32 distinct banks. The wgmma layout
+  // needs no padding: its 128-byte swizzle spreads the banks.
   launch.slabRowElems =
       launch.kPerCta +
       (!launch.wgmma && (launch.kPerCta / 2) % 32 == 0 ? 32 : 0);

@@ -540,58 +540,38 @@ AttentionEmitter::createKernel(gpu::GPUModuleOp module, StringRef name,
 }
 
 /// Loads the lane's 32 mask bytes of key tile `tile`: rows g, g+8 and keys
-/// 8n + 2t + e, byte 4n + 2r + e (the accumulator's c index is 2r + e). Full
-/// tiles of a mask contiguous in S (the usual case) load at constant offsets
-/// from one pointer per row; the tail tile and strided masks clamp every key
-/// into range and report the real ones in `keyBits`. Packed later, after the
-/// compute, so the loads' latency hides behind it.
+/// 8n + 2t + e, byte 4n + 2r + e (the accumulator's c index is 2r + e). The
+/// byte path of maskBits (tail tiles and strided masks): every key is
+/// clamped into range and the real ones are reported in `keyBits`; a tile
+/// past the split's end loads nothing. Packed later, after the compute, so
+/// the loads' latency hides behind it.
 AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
                                                        Value tileValid) {
   Value s = arg(kS);
-  Value tileKey = mul(tile, kKeys);
-  Value keyBase = add(tileKey, mul(mv.t, 2));
-  Value full = both(tileValid, isFullTile(tile));
-  Value unitStride =
-      cmp(arith::CmpIPredicate::eq, arg(kMaskStrideS), constI64(1));
+  Value keyBase = add(mul(tile, kKeys), mul(mv.t, 2));
   SmallVector<Type> types(maskLoadValues(), i8);
   if (mv.warpHasHighRows)
     types.back() = i32;
   types.push_back(i32);
-  auto ifOp = scf::IfOp::create(b, loc, types, both(full, unitStride),
+  auto ifOp = scf::IfOp::create(b, loc, types, tileValid,
                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
-    Value rowTile[2];
-    for (int64_t r = 0; r < 2; ++r)
-      rowTile[r] = elementPtr(mv.maskRow[r], i8, toI64(keyBase));
-    SmallVector<Value> bytes =
-        loadMaskRows([&](int64_t n, int64_t r, int64_t e) {
-          return loadReadOnly(
-              i8, elementPtr(rowTile[r], i8, constI32(8 * n + e)), 1);
-        });
-    bytes.push_back(constI32(-1));
-    scf::YieldOp::create(b, loc, bytes);
-
-    // Not a full contiguous tile: the tail tile or a strided mask loads with
-    // clamped keys; a tile past the split's end loads nothing.
-    b.setInsertionPointToEnd(ifOp.elseBlock());
-    auto valid = scf::IfOp::create(b, loc, types, tileValid,
-                                   /*withElseRegion=*/true);
-    scf::YieldOp::create(b, loc, valid.getResults());
-    b.setInsertionPointToEnd(valid.thenBlock());
     // keyBits interleaved with the loads where rows g + 8 are unguarded (the
     // one-group function): that order is the one ptxas fits in its 168
     // registers.
     Value keyBits = constI32(0);
-    bytes = loadMaskRows([&](int64_t n, int64_t r, int64_t e) {
-      Value key = add(keyBase, 8 * n + e);
-      Value byte = loadReadOnly(
-          i8, elementPtr(mv.maskRow[r], i8, clampedMaskOffset(key)), 1);
-      if (!mv.warpHasHighRows)
-        keyBits = bitOr(keyBits, shl(toI32(lessU(key, s)), maskBit(n, r, e)));
-      return byte;
-    });
+    SmallVector<Value> bytes =
+        loadMaskRows([&](int64_t n, int64_t r, int64_t e) {
+          Value key = add(keyBase, 8 * n + e);
+          Value byte = loadReadOnly(
+              i8, elementPtr(mv.maskRow[r], i8, clampedMaskOffset(key)), 1);
+          if (!mv.warpHasHighRows)
+            keyBits =
+                bitOr(keyBits, shl(toI32(lessU(key, s)), maskBit(n, r, e)));
+          return byte;
+        });
     if (mv.warpHasHighRows)
       for (int64_t n = 0; n < kKeyGroups; ++n)
         for (int64_t r = 0; r < 2; ++r)
@@ -601,7 +581,7 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
                                    maskBit(n, r, e)));
     bytes.push_back(keyBits);
     scf::YieldOp::create(b, loc, bytes);
-    b.setInsertionPointToEnd(valid.elseBlock());
+    b.setInsertionPointToEnd(ifOp.elseBlock());
     SmallVector<Value> none(
         maskLoadValues(),
         arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
@@ -1551,7 +1531,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
     // tile changes nothing (see the header), so this is exact. The
     // one-group function (long chunks, large grids) does so whatever
     // skip_empty_tiles says (H200, H=12 S=400 B=16 T=480: 86 -> 72 us); the
-    // grouped ones only with it (the extra vote spills them under the cap).
+    // grouped ones only with it (the extra vote spilled them under the
+    // 168-register cap they had then; not re-measured since).
     Value anyKey = warpAny(notZero(bitsCur));
     Value compute = both(both(mine, warpHasRows),
                          kvGroups == 1 ? anyKey : either(noSkip, anyKey));

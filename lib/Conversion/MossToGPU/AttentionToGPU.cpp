@@ -185,7 +185,7 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     // Half the slots, a quarter with key groups.
     Value spread = select(ule(groups0, c(1)), c(2), c(4));
     Value bound = divU(slots, mul(ctas, spread));
-    // One row warp, or a tiny grid, splits down to one trip per split.
+    // One row warp splits down to one trip per split, more keep two.
     Value minTrips = select(eq(rowWarps, 1), c(1), c(2));
     Value wanted =
         arith::MaxUIOp::create(rw, loc, c(1),

@@ -633,18 +633,15 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
 
   Value smem = LLVM::AddressOfOp::create(b, loc, sharedPtr, bufferName);
   issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m);
-  if (launch.wgmma) {
-    Value wg = divU(warp, 4);
-    SmallVector<Value> acc = emitWgmmaStages(smem, wg);
-    // The partial tiles reuse the slab: wait until every MMA has read it.
-    gpu::BarrierOp::create(b, loc);
+  Value wg = launch.wgmma ? divU(warp, 4) : Value();
+  SmallVector<Value> acc =
+      launch.wgmma ? emitWgmmaStages(smem, wg) : emitStages(smem, wn, wk, g, t);
+  // The partial tiles reuse the slab: wait until every warp is done with it.
+  gpu::BarrierOp::create(b, loc);
+  if (launch.wgmma)
     storeWgmmaPartials(smem, acc, wg, remU(warp, 4), g, t);
-  } else {
-    SmallVector<Value> acc = emitStages(smem, wn, wk, g, t);
-    // The partial tiles reuse the slab: wait until every warp is done with it.
-    gpu::BarrierOp::create(b, loc);
+  else
     storePartials(smem, acc, wn, wk, g, t);
-  }
 
   // Each thread finishes (row, 8 columns) groups; consecutive threads take
   // consecutive column groups so the 16-byte stores coalesce. A split-K rank
