@@ -6,6 +6,8 @@
 # first. Prints one line per case: bthd us per call per folder and round.
 # Usage: OUT=dir benchmarks/compare_attention.sh DIR... 
 #   MOSS_COMPARE_CASES=H:S:T:B,... (default: the 36 cases of moss-bench --attention)
+#   MOSS_COMPARE_WHITELIST=file: the whitelist the folders were built from
+#   (default: moss-bench's, configs/h200-example.json)
 set -o pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
 [ $# -ge 1 ] || { echo "usage: OUT=dir $0 DIR..."; exit 2; }
@@ -26,6 +28,7 @@ for order in "${dirs[*]}" "${rev[*]}"; do
   for d in $order; do
     name=$(basename "$d")
     timeout 120 $MOSS_BENCH --kernels-dir "$d" --attention-cases "$cases" \
+      ${MOSS_COMPARE_WHITELIST:+--whitelist "$MOSS_COMPARE_WHITELIST"} \
       >"$OUT/cmp-$name-r$round.txt" 2>&1 || echo "$name round $round: rc=$?"
   done
 done

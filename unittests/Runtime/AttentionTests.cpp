@@ -485,7 +485,12 @@ TEST_F(Attention, KeyGroupsAgreeWithOneGroup) {
   for (Case c : {Case{1, 12, 1, 400, MaskKind::Ring},
                  Case{2, 20, 7, 125, MaskKind::Random},
                  Case{3, 12, 30, 250, MaskKind::SparseHistory},
-                 Case{1, 4, 16, 700, MaskKind::Ring}}) {
+                 Case{1, 4, 16, 700, MaskKind::Ring},
+                 // T = 20: row warp 0 has rows g + 8, row warp 1 does not
+                 // and skips their hand-over and merges (in one pass and
+                 // with two splits at two groups).
+                 Case{2, 12, 20, 250, MaskKind::Random},
+                 Case{1, 12, 20, 400, MaskKind::Ring}}) {
     Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 80 + c.T);
     DeviceProblem dev(p);
     std::vector<double> ref = reference(p);
@@ -521,6 +526,12 @@ TEST_F(Attention, KeyGroupsAgreeWithOneGroup) {
   EXPECT_EQ(l2.kvGroups, 2);
   EXPECT_EQ(l4.kvGroups, 4);
   EXPECT_EQ(l3.kvGroups, 3); // 11 tiles in 4 splits of 3
+  moss::config::AttentionLaunch mixed;
+  ASSERT_TRUE(
+      moss::config::deriveAttentionLaunch(1, 12, 20, 400, 0, 2, mixed, err));
+  EXPECT_EQ(mixed.rowWarps, 2);
+  EXPECT_EQ(mixed.kvGroups, 2);
+  EXPECT_GT(mixed.splits, 1);
 }
 
 TEST_F(Attention, GraphReplayEqualsEager) {

@@ -54,9 +54,9 @@
 // it, so they do not occupy 32 registers across the compute. Bit
 // maskBit(n, r, e) of a lane's word is (row g + 8r, key 8n + 2t + e). A full
 // tile of a mask contiguous in S loads as words (16 bytes of a row per lane,
-// nonzero bytes to bits, exchanged in the quad: quadExchangeMask); tails and
-// strided masks load bytes (the rows g + 8 only where the warp has them) and
-// pack them in the same order.
+// nonzero bytes to bits, exchanged in the quad: quadMaskWords and
+// exchangeMaskWords); tails and strided masks load bytes (the rows g + 8 only
+// where the warp has them) and pack them in the same order.
 //
 // Registers. The one-group function keeps three CTAs of 4 warps an SM (168
 // registers, .minnctapersm 3); the grouped ones, launched for small grids
@@ -103,7 +103,9 @@ constexpr int64_t kChunksPerRow = kD * 2 / 16; // 16-byte chunks of a row
 /// Per-lane floats a key group hands over in the merge: acc, m[2], l[2].
 constexpr int64_t kMergeFloats = 4 * (kD / 8) + 4;
 constexpr int64_t kKeyGroups = kKeys / 8; // n8 tiles of S
-constexpr int64_t kDGroups = kD / 8;      // n8 tiles of O
+/// quadMaskWords' raw values: per row 5 covering words and a shift.
+constexpr int64_t kRawMaskValues = 2 * 6;
+constexpr int64_t kDGroups = kD / 8; // n8 tiles of O
 constexpr double kLog2e = 1.4426950408889634;
 
 static_assert(kD == 64 && kKeys == 64, "the fragment maps assume 64 x 64");
@@ -111,7 +113,7 @@ static_assert(config::kAttentionSlotBytes == kSlotElems * 2, "slot size");
 
 /// Bit of (row g + 8r, key 8n + 2t + e) in a lane's packed mask word: key
 /// group n = 2t' + h comes from quad lane t' (keys 16t'..16t'+15), the order
-/// quadExchangeMask produces; the byte path packs the same way.
+/// exchangeMaskWords produces; the byte path packs the same way.
 constexpr int64_t maskBit(int64_t n, int64_t r, int64_t e) {
   return 16 * (n / 4) + 8 * e + 4 * r + 2 * (n % 2) + (n / 2) % 2;
 }
@@ -450,9 +452,22 @@ private:
     return mv.warpHasHighRows ? 2 * kKeyGroups + 1 : 4 * kKeyGroups;
   }
   Value packMask(const MaskLoads &loads);
-  /// This lane's packed mask bits of key tile `tile` (maskBit order).
+  /// maskBits in two steps: the loads (issued now), then the packing.
+  struct PendingMask {
+    Value fast;               ///< the word path's words, else the bytes'
+    SmallVector<Value> words; ///< quadMaskWords(raw) of the word path
+    MaskLoads bytes;          ///< the byte path's loads
+  };
+  PendingMask loadMaskBits(Value tile, Value tileValid);
+  Value packMaskBits(const PendingMask &pending);
+  /// This lane's packed mask bits of key tile `tile` (maskBit order): both
+  /// steps at once.
   Value maskBits(Value tile, Value tileValid);
-  Value quadExchangeMask(Value tile);
+  /// Raw: per row the 5 words that cover its 16 bytes and the shift that
+  /// realignMaskWords needs (not yet applied, so that nothing waits for the
+  /// loads), kRawMaskValues in all.
+  SmallVector<Value> quadMaskWords(Value tile, bool raw = false);
+  SmallVector<Value> realignMaskWords(ArrayRef<Value> raw);
   Value exchangeMaskWords(ArrayRef<Value> rowWords);
   void prefetchMask(Value tile);
   /// This warp's key tile of trip `trip` and whether it is one of the
@@ -478,6 +493,12 @@ private:
   void issueTrip(Value trip, Value stage, Value active);
   void waitTrip();
   RowState mergeGroups(const RowState &state);
+  /// `body()`, the work of rows g + 8, under `if (mv.warpHasHighRows)`
+  /// where that is set, yielding `otherwise` when it does not hold: a warp
+  /// without such rows (every decode step) neither hands them over nor
+  /// merges them (H200, H=12 S=250 B=1 T=1: 4.43 -> 4.21 us).
+  SmallVector<Value> ifHighRows(ArrayRef<Value> otherwise,
+                                llvm::function_ref<SmallVector<Value>()> body);
   /// Sets the lane's quad coordinates and rows from `lane` and the warp's
   /// first row; returns whether rows g and g+8 are below T.
   std::array<Value, 2> placeRows(Value lane, Value row0);
@@ -646,57 +667,110 @@ Value AttentionEmitter::packMask(const MaskLoads &loads) {
   return bitAnd(bitAnd(bits, loads.keyBits), mv.rowBits);
 }
 
-/// Full tiles of a mask contiguous in S take quadExchangeMask (2 or 10
-/// word loads instead of 32 byte loads); the rest loadMask's byte path.
-/// Either way warp-uniform: a tile is per warp, strides per launch.
+/// Full tiles of a mask contiguous in S take the word path (quadMaskWords:
+/// 2 or 10 word loads instead of 32 byte loads); the rest loadMask's byte
+/// path. Either way warp-uniform: a tile is per warp, strides per launch.
+AttentionEmitter::PendingMask AttentionEmitter::loadMaskBits(Value tile,
+                                                             Value tileValid) {
+  PendingMask pending;
+  pending.fast = both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
+  // One branch yields its own values and zeros in the other's places.
+  SmallVector<Type> types(kRawMaskValues, i32);
+  SmallVector<Value> wordZeros(kRawMaskValues, constI32(0)), byteZeros;
+  for (int64_t i = 0; i < maskLoadValues(); ++i)
+    byteZeros.push_back(
+        arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
+  if (mv.warpHasHighRows)
+    byteZeros.back() = constI32(0);
+  byteZeros.push_back(constI32(0));
+  for (Value v : byteZeros)
+    types.push_back(v.getType());
+  auto ifOp = scf::IfOp::create(b, loc, types, pending.fast,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(ifOp.thenBlock());
+    SmallVector<Value> yielded = quadMaskWords(tile, /*raw=*/true);
+    llvm::append_range(yielded, byteZeros);
+    scf::YieldOp::create(b, loc, yielded);
+    b.setInsertionPointToEnd(ifOp.elseBlock());
+    MaskLoads loads = loadMask(tile, tileValid);
+    yielded = wordZeros;
+    llvm::append_range(yielded, loads.bytes);
+    if (loads.highBits)
+      yielded.push_back(loads.highBits);
+    yielded.push_back(loads.keyBits);
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  ValueRange results = ifOp.getResults();
+  pending.words.assign(results.begin(), results.begin() + kRawMaskValues);
+  int64_t count = maskLoadValues();
+  for (int64_t i = 0; i < count; ++i)
+    pending.bytes.bytes.push_back(results[kRawMaskValues + i]);
+  if (mv.warpHasHighRows)
+    pending.bytes.highBits = pending.bytes.bytes.pop_back_val();
+  pending.bytes.keyBits = results[kRawMaskValues + count];
+  return pending;
+}
+
+Value AttentionEmitter::packMaskBits(const PendingMask &pending) {
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, pending.fast,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  scf::YieldOp::create(
+      b, loc,
+      bitAnd(exchangeMaskWords(realignMaskWords(pending.words)), mv.rowBits));
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, packMask(pending.bytes));
+  return ifOp.getResult(0);
+}
+
 Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
   Value fast = both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, fast,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(ifOp.thenBlock());
-  scf::YieldOp::create(b, loc, bitAnd(quadExchangeMask(tile), mv.rowBits));
+  scf::YieldOp::create(
+      b, loc, bitAnd(exchangeMaskWords(quadMaskWords(tile)), mv.rowBits));
   b.setInsertionPointToEnd(ifOp.elseBlock());
   scf::YieldOp::create(b, loc, packMask(loadMask(tile, tileValid)));
   return ifOp.getResult(0);
 }
 
-/// Quad lane t loads keys 16t..16t+15 of rows g and g+8 (16 bytes each),
-/// turns each nonzero byte into one bit of a word X (bit 8p + 4r + i for
-/// byte p of 32-bit word i of row r), and the quad exchanges X: from lane
-/// t' a lane needs keys 16t' + 8h + 2t + e, i.e. words i = 2h + t/2 and
-/// bytes p = 2(t%2) + e, which one shift by 16(t%2) + t/2 and the mask
-/// 0x5555 select (at bit 8e + 4r + 2h). Lane t' then lands at + t'%2 +
-/// 16(t'/2): maskBit's order.
-Value AttentionEmitter::quadExchangeMask(Value tile) {
+/// Quad lane t loads keys 16t..16t+15 of rows g and g+8 (16 bytes each) as
+/// 4 words a row: one vector load when every row is 16-byte aligned (S =
+/// 400), else the 4-byte words that cover them (5 loads, the fifth only when
+/// the bytes straddle it) shifted into place. Rows g + 8 only where the warp
+/// has them (ifHighRows), else zeros.
+SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw) {
   Value keyOff = toI64(add(mul(tile, kKeys), mul(mv.t, 16)));
-  Value rowBytes[2];
-  for (int64_t r = 0; r < 2; ++r)
-    rowBytes[r] = elementPtr(mv.maskRow[r], i8, keyOff);
-  // The lane's 16 bytes of each row as 4 words: one vector load when every
-  // row is 16-byte aligned (S = 400), else the 4-byte words that cover them
-  // (5 loads, the fifth only when the bytes straddle it) shifted into place.
-  auto ifOp = scf::IfOp::create(b, loc, SmallVector<Type>(8, i32),
-                                mv.maskAligned, /*withElseRegion=*/true);
-  SmallVector<Value> rowWords;
-  {
+  const int64_t perRow = raw ? kRawMaskValues / 2 : 4;
+  auto loadRows = [&](ArrayRef<int64_t> rows) {
+    auto ifOp =
+        scf::IfOp::create(b, loc, SmallVector<Type>(perRow * rows.size(), i32),
+                          mv.maskAligned, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
     SmallVector<Value> words;
-    for (int64_t r = 0; r < 2; ++r) {
-      Value v = loadReadOnly(v4i32, rowBytes[r], /*alignment=*/16);
+    for (int64_t r : rows) {
+      Value rowBytes = elementPtr(mv.maskRow[r], i8, keyOff);
+      Value v = loadReadOnly(v4i32, rowBytes, /*alignment=*/16);
       for (int64_t i = 0; i < 4; ++i)
         words.push_back(lane(v, i));
+      if (raw) // realigned by a shift of 0
+        words.append({lane(v, 3), constI32(0)});
     }
     scf::YieldOp::create(b, loc, words);
     b.setInsertionPointToEnd(ifOp.elseBlock());
     words.clear();
-    for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t r : rows) {
+      Value rowBytes = elementPtr(mv.maskRow[r], i8, keyOff);
       Value misalign = arith::TruncIOp::create(
           b, loc, i32,
-          bitAnd(LLVM::PtrToIntOp::create(b, loc, i64, rowBytes[r]), 3));
-      Value base =
-          elementPtr(rowBytes[r], i8, sub(constI64(0), toI64(misalign)));
+          bitAnd(LLVM::PtrToIntOp::create(b, loc, i64, rowBytes), 3));
+      Value base = elementPtr(rowBytes, i8, sub(constI64(0), toI64(misalign)));
       Value shift = mul(misalign, 8);
       SmallVector<Value> covering;
       for (int64_t i = 0; i < 4; ++i)
@@ -707,17 +781,45 @@ Value AttentionEmitter::quadExchangeMask(Value tile) {
       Value fifth = LLVM::SelectOp::create(
           b, loc, notZero(misalign), elementPtr(base, i8, constI64(16)), base);
       covering.push_back(loadReadOnly(i32, fifth, 4));
+      if (raw) {
+        llvm::append_range(words, covering);
+        words.push_back(shift);
+        continue;
+      }
       for (int64_t i = 0; i < 4; ++i)
         words.push_back(
             LLVM::FshrOp::create(b, loc, covering[i + 1], covering[i], shift));
     }
     scf::YieldOp::create(b, loc, words);
-  }
-  rowWords.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-  return exchangeMaskWords(rowWords);
+    return SmallVector<Value>(ifOp.getResults());
+  };
+  if (!mv.warpHasHighRows)
+    return loadRows({0, 1});
+  SmallVector<Value> words = loadRows({0});
+  llvm::append_range(words, ifHighRows(SmallVector<Value>(perRow, constI32(0)),
+                                       [&] { return loadRows({1}); }));
+  return words;
 }
 
-/// The lane's 8 words (4 a row) to its mask bits, exchanged in the quad.
+/// quadMaskWords' raw values to its 8 words.
+SmallVector<Value> AttentionEmitter::realignMaskWords(ArrayRef<Value> raw) {
+  SmallVector<Value> words;
+  const int64_t perRow = kRawMaskValues / 2;
+  for (int64_t r = 0; r < 2; ++r) {
+    ArrayRef<Value> row = raw.slice(perRow * r, perRow);
+    for (int64_t i = 0; i < 4; ++i)
+      words.push_back(LLVM::FshrOp::create(b, loc, row[i + 1], row[i], row[5]));
+  }
+  return words;
+}
+
+/// The lane's 8 words (4 a row, quadMaskWords: keys 16t..16t+15 of rows g
+/// and g+8) to its mask bits: each nonzero byte becomes one bit of a word X
+/// (bit 8p + 4r + i for byte p of 32-bit word i of row r), and the quad
+/// exchanges X: from lane t' a lane needs keys 16t' + 8h + 2t + e, i.e.
+/// words i = 2h + t/2 and bytes p = 2(t%2) + e, which one shift by
+/// 16(t%2) + t/2 and the mask 0x5555 select (at bit 8e + 4r + 2h). Lane t'
+/// then lands at + t'%2 + 16(t'/2): maskBit's order.
 Value AttentionEmitter::exchangeMaskWords(ArrayRef<Value> rowWords) {
   Value x = constI32(0);
   for (int64_t r = 0; r < 2; ++r) {
@@ -947,6 +1049,25 @@ void AttentionEmitter::waitTrip() {
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
 }
 
+SmallVector<Value>
+AttentionEmitter::ifHighRows(ArrayRef<Value> otherwise,
+                             llvm::function_ref<SmallVector<Value>()> body) {
+  if (!mv.warpHasHighRows)
+    return body();
+  if (otherwise.empty()) {
+    emitIf(mv.warpHasHighRows, [&] { body(); });
+    return {};
+  }
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(otherwise).getTypes(),
+                                mv.warpHasHighRows, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, body());
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, otherwise);
+  return SmallVector<Value>(ifOp.getResults());
+}
+
 /// Key groups 1.. hand their online-softmax state to group 0 through shared
 /// memory (the slots, free after the last trip); group 0 merges them in
 /// order g = 1, 2, ... like the split merge (every m an integer, so the
@@ -956,6 +1077,11 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
   Value scratch = mv.kv; // f32 view of the slots
   Value several = lessU(constI32(1), mv.groups);
   SmallVector<Value> mine = state.values();
+  // Float i of the hand-over (RowState::values order) belongs to row g + 8
+  // when it is m[1], l[1] or an acc entry of c = 2, 3: ifHighRows.
+  auto ofHighRow = [](int64_t i) {
+    return i < 4 ? i % 2 == 1 : ((i - 4) % 4) / 2 == 1;
+  };
   // Entry of group g >= 1: [kMergeFloats][threads of a group], float i of
   // the thread at place p of its group at ((g - 1) * kMergeFloats + i) *
   // perGroup + p. Computed from tid and blockDim only (a constant bank):
@@ -966,15 +1092,21 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
     return add(mul(mul(sub(group, constI32(1)), perGroup), kMergeFloats),
                place);
   };
+  auto floatPtr = [&](Value base, int64_t i) {
+    return elementPtr(scratch, f32, add(base, mul(perGroup, constI32(i))));
+  };
   emitIf(several, [&] {
     barrier(); // every warp is done with the slots
     emitIf(notZero(mv.group), [&] {
       Value base = entryBase(mv.group);
-      for (auto [i, v] : llvm::enumerate(mine))
-        store(v,
-              elementPtr(scratch, f32,
-                         add(base, mul(perGroup, constI32(int64_t(i))))),
-              4);
+      auto storeRow = [&](bool high) {
+        for (auto [i, v] : llvm::enumerate(mine))
+          if (ofHighRow(i) == high)
+            store(v, floatPtr(base, i), 4);
+        return SmallVector<Value>();
+      };
+      storeRow(false);
+      ifHighRows({}, [&] { return storeRow(true); });
     });
     barrier();
   });
@@ -990,31 +1122,44 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToEnd(loop.getBody());
       Value base = entryBase(loop.getInductionVar());
-      SmallVector<Value> in;
-      for (int64_t i = 0; i < kMergeFloats; ++i)
-        in.push_back(load(
-            f32,
-            elementPtr(scratch, f32, add(base, mul(perGroup, constI32(i)))),
-            4));
-      RowState run = RowState::fromValues(loop.getRegionIterArgs());
-      RowState other = RowState::fromValues(in);
-      Value minusInf = negInf(), zeroF = constF32(0.0);
-      RowState out;
-      Value alpha[2], w[2];
-      for (int64_t r = 0; r < 2; ++r) {
-        Value mNew = fmax(run.m[r], other.m[r]);
-        Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
-                            zeroF, mNew);
-        alpha[r] = exp2(fsub(run.m[r], mUse));
-        w[r] = exp2(fsub(other.m[r], mUse));
-        out.m[r] = mNew;
-        out.l[r] = fma(w[r], other.l[r], fmul(run.l[r], alpha[r]));
-      }
-      for (int64_t i = 0; i < kDGroups * 4; ++i) {
-        int64_t r = (i % 4) / 2;
-        out.acc.push_back(fma(w[r], other.acc[i], fmul(run.acc[i], alpha[r])));
-      }
-      scf::YieldOp::create(b, loc, out.values());
+      SmallVector<Value> run(loop.getRegionIterArgs());
+      // Row r's floats of `run`, in RowState::values order: m, l, acc.
+      auto indicesOf = [&](int64_t r) {
+        SmallVector<int64_t> idx = {r, 2 + r};
+        for (int64_t i = 4; i < kMergeFloats; ++i)
+          if (ofHighRow(i) == (r == 1))
+            idx.push_back(i);
+        return idx;
+      };
+      SmallVector<Value> keepHigh;
+      for (int64_t i : indicesOf(1))
+        keepHigh.push_back(run[i]);
+      auto mergeRow = [&](bool high) {
+        SmallVector<int64_t> idx = indicesOf(high ? 1 : 0);
+        SmallVector<Value> other;
+        for (int64_t i : idx)
+          other.push_back(load(f32, floatPtr(base, i), 4));
+        Value mRun = run[idx[0]], lRun = run[idx[1]];
+        Value mNew = fmax(mRun, other[0]);
+        Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, negInf()),
+                            constF32(0.0), mNew);
+        Value alpha = exp2(fsub(mRun, mUse));
+        Value w = exp2(fsub(other[0], mUse));
+        SmallVector<Value> out = {mNew, fma(w, other[1], fmul(lRun, alpha))};
+        for (size_t j = 2; j < idx.size(); ++j)
+          out.push_back(fma(w, other[j], fmul(run[idx[j]], alpha)));
+        return out;
+      };
+      SmallVector<Value> merged = mergeRow(false);
+      llvm::append_range(merged,
+                         ifHighRows(keepHigh, [&] { return mergeRow(true); }));
+      // Back to RowState::values order.
+      SmallVector<Value> out(kMergeFloats);
+      size_t next = 0;
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t i : indicesOf(r))
+          out[i] = merged[next++];
+      scf::YieldOp::create(b, loc, out);
     }
     scf::YieldOp::create(b, loc, loop.getResults());
     b.setInsertionPointToEnd(ifOp.elseBlock());
@@ -1307,34 +1452,53 @@ void AttentionEmitter::mergeSplits(
       Value real = lessU(z, splits);
       Value zSafe = select(real, z, zBase);
       for (int64_t r = 0; r < 2; ++r) {
-        Value wsRow = wsRowOf(zSafe, mv.safeRow[r]);
-        SplitRow row{
-            real,
-            loadVolatile(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8),
-            {}};
-        Value base = elementPtr(accBase, f32, add(mul(wsRow, kD), mv.laneCol));
-        for (int64_t n = 0; n < kDGroups; ++n)
-          row.pairs.push_back(
-              loadVolatile(v2f32, elementPtr(base, f32, constI32(8 * n)), 8));
-        loaded.push_back(row);
+        // (ml, pairs) of split z, row r: kDGroups + 1 pairs of floats.
+        auto loadRow = [&] {
+          Value wsRow = wsRowOf(zSafe, mv.safeRow[r]);
+          SmallVector<Value> v = {
+              loadVolatile(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8)};
+          Value base =
+              elementPtr(accBase, f32, add(mul(wsRow, kD), mv.laneCol));
+          for (int64_t n = 0; n < kDGroups; ++n)
+            v.push_back(
+                loadVolatile(v2f32, elementPtr(base, f32, constI32(8 * n)), 8));
+          return v;
+        };
+        SmallVector<Value> v;
+        if (r == 0) {
+          v = loadRow();
+        } else {
+          Value none = vectorOf(v2f32, {zeroF, zeroF});
+          v = ifHighRows(SmallVector<Value>(kDGroups + 1, none), loadRow);
+        }
+        loaded.push_back(
+            {real, v[0], SmallVector<Value>(v.begin() + 1, v.end())});
       }
     }
     for (int64_t j = 0; j < kMergeGroup; ++j) {
       for (int64_t r = 0; r < 2; ++r) {
         const SplitRow &in = loaded[2 * j + r];
-        Value *state = &run[r * kPerRow];
-        Value m = select(in.real, lane(in.ml, 0), minusInf);
-        Value mNew = fmax(state[0], m);
-        Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
-                            zeroF, mNew);
-        Value alpha = exp2(fsub(state[0], mUse)); // 0 while nothing was seen
-        Value w = exp2(fsub(m, mUse));            // 0 for an empty split
-        state[0] = mNew;
-        state[1] = fma(w, lane(in.ml, 1), fmul(state[1], alpha));
-        for (int64_t n = 0; n < kDGroups; ++n)
-          for (int64_t e = 0; e < 2; ++e)
-            state[2 + 2 * n + e] =
-                fma(w, lane(in.pairs[n], e), fmul(state[2 + 2 * n + e], alpha));
+        ArrayRef<Value> before =
+            ArrayRef<Value>(run).slice(r * kPerRow, kPerRow);
+        auto mergeRow = [&] {
+          SmallVector<Value> state(before);
+          Value m = select(in.real, lane(in.ml, 0), minusInf);
+          Value mNew = fmax(state[0], m);
+          Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
+                              zeroF, mNew);
+          Value alpha = exp2(fsub(state[0], mUse)); // 0 while nothing was seen
+          Value w = exp2(fsub(m, mUse));            // 0 for an empty split
+          state[0] = mNew;
+          state[1] = fma(w, lane(in.ml, 1), fmul(state[1], alpha));
+          for (int64_t n = 0; n < kDGroups; ++n)
+            for (int64_t e = 0; e < 2; ++e)
+              state[2 + 2 * n + e] = fma(w, lane(in.pairs[n], e),
+                                         fmul(state[2 + 2 * n + e], alpha));
+          return state;
+        };
+        SmallVector<Value> after =
+            r == 0 ? mergeRow() : ifHighRows(before, mergeRow);
+        std::copy(after.begin(), after.end(), run.begin() + r * kPerRow);
       }
     }
     scf::YieldOp::create(b, loc, run);
@@ -1455,7 +1619,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
                    constI32(0)),
             select(rowValid[1], constI32(static_cast<int32_t>(rowMaskBits(1))),
                    constI32(0)));
-  // Full tiles of a mask contiguous in S load as words (quadExchangeMask);
+  // Full tiles of a mask contiguous in S load as words (quadMaskWords);
   // as one 16-byte vector per lane and row when the base and the row
   // strides are multiples of 16 (a tile starts at a multiple of 64 keys):
   // S = 400 rows, not S = 125 or 250.
@@ -1479,14 +1643,24 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   Value vRow = add(mul(bitAnd(matrix, 1), 8), matrixRow);
   mv.vLaneOff = add(mul(vRow, kD), mul(bitXor(shrU(matrix, 1), swzR), 8));
 
-  // Prologue: trip 0's copies (at once unless tiles may be skipped, so that
-  // they overlap the mask loads) and the mask bits of this warp's tiles of
-  // trips 0 and 1.
+  // Prologue: trip 0's copies (at once unless tiles may be skipped) and the
+  // mask bits of this warp's tiles of trips 0 and 1. The grouped functions
+  // (short grids: decode steps, first chunks) issue trip 0's mask loads
+  // first, so that their latency hides behind the copies' issue, and pack
+  // them after (H200: H=20 S=125 B=1 T=1 3.76 -> 3.55 us, T=8 4.12 -> 3.62;
+  // H=12 S=250 B=16 T=8 6.7 -> 5.6). It costs H=12 S=250 T=32 (two trips
+  // of two row warps, unaligned mask rows) 5.5 -> 6.2 us; choosing the
+  // order by trip count at run time lost the gains (the loads twice, more
+  // code), and so did loading trip 1's mask early too.
   Value zeroI32 = constI32(0), oneI32 = constI32(1);
   Value hasTrip = lessU(zeroI32, trips);
+  std::optional<PendingMask> pending0;
+  if (kvGroups > 1)
+    pending0 = loadMaskBits(myTile(zeroI32), myTileValid(zeroI32));
   emitIf(both(noSkip, hasTrip),
          [&] { issueTrip(zeroI32, zeroI32, validGroups(zeroI32)); });
-  Value bits0 = maskBits(myTile(zeroI32), myTileValid(zeroI32));
+  Value bits0 = pending0 ? packMaskBits(*pending0)
+                         : maskBits(myTile(zeroI32), myTileValid(zeroI32));
   Value bits1 = maskBits(myTile(oneI32), myTileValid(oneI32));
   Value active0 = activeGroups(kvGroups, noSkip, zeroI32, bits0,
                                /*tripBarrier=*/false);
