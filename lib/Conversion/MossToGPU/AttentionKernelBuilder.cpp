@@ -103,10 +103,10 @@ constexpr int64_t kChunksPerRow = kD * 2 / 16; // 16-byte chunks of a row
 /// Per-lane floats a key group hands over in the merge: acc, m[2], l[2].
 constexpr int64_t kMergeFloats = 4 * (kD / 8) + 4;
 constexpr int64_t kKeyGroups = kKeys / 8; // n8 tiles of S
+constexpr int64_t kDGroups = kD / 8;      // n8 tiles of O
+constexpr double kLog2e = 1.4426950408889634;
 /// quadMaskWords' raw values: per row 5 covering words and a shift.
 constexpr int64_t kRawMaskValues = 2 * 6;
-constexpr int64_t kDGroups = kD / 8; // n8 tiles of O
-constexpr double kLog2e = 1.4426950408889634;
 
 static_assert(kD == 64 && kKeys == 64, "the fragment maps assume 64 x 64");
 static_assert(config::kAttentionSlotBytes == kSlotElems * 2, "slot size");
@@ -452,16 +452,22 @@ private:
     return mv.warpHasHighRows ? 2 * kKeyGroups + 1 : 4 * kKeyGroups;
   }
   Value packMask(const MaskLoads &loads);
+  /// Whether tile `tile` takes the word path: a full, valid tile of a mask
+  /// contiguous in S (else the byte path, loadMask).
+  Value wordPathTile(Value tile, Value tileValid) {
+    return both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
+  }
   /// maskBits in two steps: the loads (issued now), then the packing.
   struct PendingMask {
-    Value fast;               ///< the word path's words, else the bytes'
+    Value fast;               ///< wordPathTile: `words` hold the tile
     SmallVector<Value> words; ///< quadMaskWords(raw) of the word path
     MaskLoads bytes;          ///< the byte path's loads
   };
   PendingMask loadMaskBits(Value tile, Value tileValid);
   Value packMaskBits(const PendingMask &pending);
   /// This lane's packed mask bits of key tile `tile` (maskBit order): both
-  /// steps at once.
+  /// steps at once, in one branch rather than packMaskBits(loadMaskBits())'s
+  /// two (the one-group function's code stays the one measured).
   Value maskBits(Value tile, Value tileValid);
   /// Raw: per row the 5 words that cover its 16 bytes and the shift that
   /// realignMaskWords needs (not yet applied, so that nothing waits for the
@@ -673,7 +679,7 @@ Value AttentionEmitter::packMask(const MaskLoads &loads) {
 AttentionEmitter::PendingMask AttentionEmitter::loadMaskBits(Value tile,
                                                              Value tileValid) {
   PendingMask pending;
-  pending.fast = both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
+  pending.fast = wordPathTile(tile, tileValid);
   // One branch yields its own values and zeros in the other's places.
   SmallVector<Type> types(kRawMaskValues, i32);
   SmallVector<Value> wordZeros(kRawMaskValues, constI32(0)), byteZeros;
@@ -727,9 +733,9 @@ Value AttentionEmitter::packMaskBits(const PendingMask &pending) {
 }
 
 Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
-  Value fast = both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, fast,
-                                /*withElseRegion=*/true);
+  auto ifOp =
+      scf::IfOp::create(b, loc, TypeRange{i32}, wordPathTile(tile, tileValid),
+                        /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(ifOp.thenBlock());
   scf::YieldOp::create(
