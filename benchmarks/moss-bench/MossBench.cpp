@@ -1,9 +1,11 @@
 //===- MossBench.cpp - moss-bench: generated GEMMs vs fallback vs cuBLASLt ===//
 //
 // For every whitelist key and a list of fallback shapes, times through the C
-// API the generated kernel (when selected), the cuBLASLt + exact-epilogue
-// fallback, and plain cuBLASLt as an anchor, with hot weights (one copy) and
-// cold weights (>= 24 rotated copies, more than twice the L2). Protocol: 3
+// API the generated kernel (when selected; launched plainly and, from a
+// second runtime, as a programmatic dependent: MOSS_CODEC_GEMM_PDL=1), the
+// cuBLASLt + exact-epilogue fallback, and plain cuBLASLt as an anchor, with
+// hot weights (one copy) and cold weights (>= 24 rotated copies, more than
+// twice the L2). Protocol: 3
 // warm-ups, 8 calls per CUDA graph, 20 replays per sample, median of 5
 // samples, microseconds per call. Each variant's output is checked against
 // the FP64 reference (relative L2). Prints a table; --json writes the
@@ -57,8 +59,25 @@ using Case = GemmCase;
 struct Result {
   Case c;
   bool selected = false;
-  Measurement generated, fallback, anchor;
+  /// generatedPdl: the same kernel launched as a programmatic dependent
+  /// (MOSS_CODEC_GEMM_PDL=1): each call of the graph overlaps the previous.
+  Measurement generated, generatedPdl, fallback, anchor;
 };
+
+/// moss_runtime_create with MOSS_CODEC_GEMM_PDL set to `pdl` (restored).
+moss_status_t createRuntime(const Options &o, const char *pdl,
+                            moss_runtime_t *out) {
+  const char *old = std::getenv("MOSS_CODEC_GEMM_PDL");
+  std::string saved = old ? old : "";
+  setenv("MOSS_CODEC_GEMM_PDL", pdl, 1);
+  moss_status_t status =
+      moss_runtime_create(o.kernelsDir.c_str(), o.whitelist.c_str(), out);
+  if (old)
+    setenv("MOSS_CODEC_GEMM_PDL", saved.c_str(), 1);
+  else
+    unsetenv("MOSS_CODEC_GEMM_PDL");
+  return status;
+}
 
 void usage() {
   std::printf(
@@ -198,7 +217,8 @@ int main(int argc, char **argv) {
   }
 
   // The generated runtime needs kernels and the whitelist they came from.
-  moss_runtime_t generated = nullptr, fallback = nullptr;
+  moss_runtime_t generated = nullptr, generatedPdl = nullptr,
+                 fallback = nullptr;
   std::string generatedNote;
   moss::config::Whitelist whitelist;
   std::string err;
@@ -208,8 +228,8 @@ int main(int argc, char **argv) {
     generatedNote = "no manifest.json in " + o.kernelsDir;
   else if (!haveWhitelist)
     generatedNote = err;
-  else if (moss_runtime_create(o.kernelsDir.c_str(), o.whitelist.c_str(),
-                               &generated) != MOSS_OK)
+  else if (createRuntime(o, "0", &generated) != MOSS_OK ||
+           createRuntime(o, "1", &generatedPdl) != MOSS_OK)
     generatedNote = moss_runtime_last_error(nullptr);
   if (moss_runtime_create(nullptr, nullptr, &fallback) != MOSS_OK) {
     std::fprintf(stderr, "moss-bench: %s\n", moss_runtime_last_error(nullptr));
@@ -238,9 +258,11 @@ int main(int argc, char **argv) {
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   std::mt19937_64 rng(2024);
   std::vector<Result> results;
-  std::printf("%-20s %-4s | %-17s | %-17s | %-17s | %-9s %-9s %-9s\n",
-              "M,N,K,mode", "gen", "generated hot/cold", "fallback hot/cold",
-              "cuBLASLt hot/cold", "err gen", "err fb", "err cublas");
+  std::printf(
+      "%-20s %-4s | %-17s | %-17s | %-17s | %-17s | %-9s %-9s %-9s %-9s\n",
+      "M,N,K,mode", "gen", "generated hot/cold", "gen+PDL hot/cold",
+      "fallback hot/cold", "cuBLASLt hot/cold", "err gen", "err pdl", "err fb",
+      "err cublas");
   for (const Case &c : cases) {
     int copies = o.cold ? coldWeightCopies(c, prop.l2CacheSize) : 1;
     GemmCaseData data(c, copies, rng);
@@ -264,9 +286,12 @@ int main(int argc, char **argv) {
     };
     r.selected =
         generated && moss_gemm_is_selected(generated, c.m, c.n, c.k, ep);
-    if (r.selected)
+    if (r.selected) {
       r.generated = measureGemm(data, o.protocol, o.cold, false, stream,
                                 viaRuntime(generated));
+      r.generatedPdl = measureGemm(data, o.protocol, o.cold, false, stream,
+                                   viaRuntime(generatedPdl));
+    }
     r.fallback = measureGemm(data, o.protocol, o.cold, false, stream,
                              viaRuntime(fallback));
     if (anchor.plan(c.m, c.n, c.k, r.anchor.error))
@@ -280,16 +305,22 @@ int main(int argc, char **argv) {
     std::snprintf(key, sizeof(key), "%lld,%lld,%lld,%d", (long long)c.m,
                   (long long)c.n, (long long)c.k, c.mode);
     std::printf(
-        "%-20s %-4s | %8s %8s | %8s %8s | %8s %8s | %-9s %-9s %-9s\n", key,
-        r.selected ? "yes" : "no", formatMeasured(r.generated.hotUs).c_str(),
+        "%-20s %-4s | %8s %8s | %8s %8s | %8s %8s | %8s %8s | %-9s %-9s %-9s "
+        "%-9s\n",
+        key, r.selected ? "yes" : "no",
+        formatMeasured(r.generated.hotUs).c_str(),
         formatMeasured(r.generated.coldUs).c_str(),
+        formatMeasured(r.generatedPdl.hotUs).c_str(),
+        formatMeasured(r.generatedPdl.coldUs).c_str(),
         formatMeasured(r.fallback.hotUs).c_str(),
         formatMeasured(r.fallback.coldUs).c_str(),
         formatMeasured(r.anchor.hotUs).c_str(),
         formatMeasured(r.anchor.coldUs).c_str(),
-        errCell(r.generated.relL2).c_str(), errCell(r.fallback.relL2).c_str(),
-        errCell(r.anchor.relL2).c_str());
-    for (const Measurement *m : {&r.generated, &r.fallback, &r.anchor})
+        errCell(r.generated.relL2).c_str(),
+        errCell(r.generatedPdl.relL2).c_str(),
+        errCell(r.fallback.relL2).c_str(), errCell(r.anchor.relL2).c_str());
+    for (const Measurement *m :
+         {&r.generated, &r.generatedPdl, &r.fallback, &r.anchor})
       if (!m->error.empty())
         std::printf("  error: %s\n", m->error.c_str());
     std::fflush(stdout);
@@ -298,7 +329,8 @@ int main(int argc, char **argv) {
 
   bool allAccurate = true;
   for (const Result &r : results)
-    for (const Measurement *m : {&r.generated, &r.fallback, &r.anchor})
+    for (const Measurement *m :
+         {&r.generated, &r.generatedPdl, &r.fallback, &r.anchor})
       if (m->relL2 >= kTolerance || !m->error.empty())
         allAccurate = false;
   std::printf("times: microseconds per call (median of %d samples of %d graph "
@@ -339,6 +371,7 @@ int main(int argc, char **argv) {
               ", \"mode\": " + std::to_string(r.c.mode) +
               ", \"selected\": " + (r.selected ? "true" : "false") +
               ",\n     \"generated\": " + jsonMeasurement(r.generated) +
+              ",\n     \"generated_pdl\": " + jsonMeasurement(r.generatedPdl) +
               ",\n     \"fallback\": " + jsonMeasurement(r.fallback) +
               ",\n     \"cublaslt_plain\": " + jsonMeasurement(r.anchor) + "}";
     }
@@ -351,6 +384,7 @@ int main(int argc, char **argv) {
   }
   cudaStreamDestroy(stream);
   moss_runtime_destroy(generated);
+  moss_runtime_destroy(generatedPdl);
   moss_runtime_destroy(fallback);
   return allAccurate ? 0 : 3;
 }

@@ -17,8 +17,8 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 const std::vector<std::string> &gemmKernelArgNames() {
-  static const std::vector<std::string> names = {"x",        "w",   "scale",
-                                                 "residual", "out", "m"};
+  static const std::vector<std::string> names = {
+      "x", "w", "scale", "residual", "out", "m", "prefetch_w"};
   return names;
 }
 

@@ -68,6 +68,7 @@ Status resolveAll() {
       resolve("cuFuncSetAttribute", api.funcSetAttribute, kDriverAbiVersion,
               err) &&
       resolve("cuLaunchKernel", api.launchKernel, kDriverAbiVersion, err) &&
+      resolve("cuLaunchKernelEx", api.launchKernelEx, kDriverAbiVersion, err) &&
       resolve("cuMemAlloc", api.memAlloc, kDriverAbiVersion, err) &&
       resolve("cuMemFree", api.memFree, kDriverAbiVersion, err) &&
       resolve("cuMemsetD8", api.memsetD8, kDriverAbiVersion, err) &&

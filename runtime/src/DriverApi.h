@@ -40,6 +40,7 @@ struct DriverApi {
   PFN_cuFuncSetAttribute_v9000 funcSetAttribute = nullptr;
   PFN_cuFuncLoad_v12040 funcLoad = nullptr; ///< Optional (driver >= 12.4).
   PFN_cuLaunchKernel_v4000 launchKernel = nullptr;
+  PFN_cuLaunchKernelEx_v11060 launchKernelEx = nullptr;
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
   PFN_cuMemsetD8_v3020 memsetD8 = nullptr;

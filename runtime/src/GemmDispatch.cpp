@@ -111,22 +111,37 @@ bool allAligned16(const GemmCall &c) {
 }
 
 Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
-                       const LoadedGemm &loaded, const GemmCall &c) {
+                       const LoadedGemm &loaded, const GemmCall &c,
+                       bool programmatic) {
   const void *x = c.x, *w = c.w;
   const void *scale = c.usesScaleResidual() ? c.scale : nullptr;
   const void *residual = c.usesScaleResidual() ? c.residual : nullptr;
   void *out = c.out;
   int32_t m = static_cast<int32_t>(c.m);
-  void *params[] = {&x, &w, &scale, &residual, &out, &m};
+  int32_t prefetchW = programmatic ? 1 : 0;
+  void *params[] = {&x, &w, &scale, &residual, &out, &m, &prefetchW};
 
   const config::KernelFunctionRecord &fn = kernel.record.functions[0];
-  int64_t gridY = (c.m + fn.grid.yPerM - 1) / fn.grid.yPerM;
-  CUresult result = api.launchKernel(
-      loaded.main, static_cast<unsigned>(fn.grid.x),
-      static_cast<unsigned>(gridY), static_cast<unsigned>(fn.grid.z),
-      static_cast<unsigned>(fn.block[0]), static_cast<unsigned>(fn.block[1]),
-      static_cast<unsigned>(fn.block[2]),
-      static_cast<unsigned>(fn.dynamicSharedBytes), c.stream, params, nullptr);
+  CUlaunchConfig launch = {};
+  launch.gridDimX = static_cast<unsigned>(fn.grid.x);
+  launch.gridDimY =
+      static_cast<unsigned>((c.m + fn.grid.yPerM - 1) / fn.grid.yPerM);
+  launch.gridDimZ = static_cast<unsigned>(fn.grid.z);
+  launch.blockDimX = static_cast<unsigned>(fn.block[0]);
+  launch.blockDimY = static_cast<unsigned>(fn.block[1]);
+  launch.blockDimZ = static_cast<unsigned>(fn.block[2]);
+  launch.sharedMemBytes = static_cast<unsigned>(fn.dynamicSharedBytes);
+  launch.hStream = c.stream;
+  // The kernel runs griddepcontrol either way; only this attribute lets it
+  // start (and fetch W) before the previous kernel in the stream finished.
+  CUlaunchAttribute overlap = {};
+  overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  overlap.value.programmaticStreamSerializationAllowed = 1;
+  if (programmatic) {
+    launch.attrs = &overlap;
+    launch.numAttrs = 1;
+  }
+  CUresult result = api.launchKernelEx(&launch, loaded.main, params, nullptr);
   if (result != CUDA_SUCCESS)
     return cudaFailure(c.label() + ": launching " + fn.symbol, result);
   return success();
@@ -180,7 +195,9 @@ Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
   const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.ep);
   if (kernel && allAligned16(c)) {
     size_t index = static_cast<size_t>(kernel - rt.kernels.gemm.data());
-    return launchGenerated(api, *kernel, state->gemm[index], c);
+    return launchGenerated(
+        api, *kernel, state->gemm[index], c,
+        rt.modules->workspaceConfig().gemmProgrammaticLaunch);
   }
   // cuBLASLt's workspace is per stream slot.
   const WorkspaceSlot *slot = nullptr;

@@ -39,11 +39,15 @@ struct WorkspaceConfig {
   int64_t attentionSplits = 0;
   /// Key groups forced likewise (0: the launch rule).
   int64_t attentionKvGroups = 0;
+  /// MOSS_CODEC_GEMM_PDL=1: generated GEMMs are launched as programmatic
+  /// dependents of the previous kernel in the stream (they fetch W before
+  /// waiting for it; docs/kernel-abi.md).
+  bool gemmProgrammaticLaunch = false;
 };
 
 /// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4),
-/// MOSS_ATTENTION_SPLITS (1..16) and MOSS_ATTENTION_KV_GROUPS (1..4; both
-/// default to the launch rule).
+/// MOSS_ATTENTION_SPLITS (1..16), MOSS_ATTENTION_KV_GROUPS (1..4; both
+/// default to the launch rule) and MOSS_CODEC_GEMM_PDL (0 or 1, default 0).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
 struct WorkspaceSlot {

@@ -110,7 +110,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
   Manifest read;
   ASSERT_TRUE(readManifest(dir.path, read, err)) << err;
-  EXPECT_EQ(read.formatVersion, 3);
+  EXPECT_EQ(read.formatVersion, 4);
   EXPECT_EQ(read.mossVersion, written.mossVersion);
   EXPECT_EQ(read.chip, written.chip);
   EXPECT_EQ(read.pipeline, written.pipeline);
@@ -153,7 +153,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
 TEST(ManifestTest, SerializedFieldsFollowDocumentOrder) {
   std::string text = serializeManifest(makeManifest());
-  size_t version = text.find("\"format_version\": 3");
+  size_t version = text.find("\"format_version\": 4");
   size_t mossVersion = text.find("\"moss_version\"");
   size_t gemm = text.find("\"gemm_kernels\"");
   size_t attention = text.find("\"attention_kernels\"");
@@ -348,19 +348,21 @@ TEST_F(ManifestCorruptionTest, NotAnObject) {
 }
 
 TEST_F(ManifestCorruptionTest, WrongFormatVersion) {
-  // 1 had a separate split-K "reduce" kernel, 2 a split-K workspace.
+  // 1 had a separate split-K "reduce" kernel, 2 a split-K workspace, 3
+  // GEMM kernels without griddepcontrol.wait (unsafe to launch as
+  // programmatic dependents).
   std::string err = readError([&](json &d) { d["format_version"] = 1; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 3, found number 1");
-  err = readError([&](json &d) { d["format_version"] = 2; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 3, found number 2");
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 4, found number 1");
+  err = readError([&](json &d) { d["format_version"] = 3; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 4, found number 3");
 
-  err = readError([&](json &d) { d["format_version"] = "3"; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 3, found string");
+  err = readError([&](json &d) { d["format_version"] = "4"; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 4, found string");
 }
 
 TEST_F(ManifestCorruptionTest, NewerVersionReportedBeforeOtherFields) {
   std::string err = readError([&](json &d) {
-    d["format_version"] = 4;
+    d["format_version"] = 5;
     d.erase("moss_version");
   });
   EXPECT_CONTAINS(err, "format_version");
@@ -394,14 +396,14 @@ TEST_F(ManifestCorruptionTest, GemmSemanticChecks) {
 
   err = readError([&](json &d) { gemm0(d)["args"][5] = "rows"; });
   EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
-                       "m]");
-  // Format 2's workspace argument is gone.
+                       "m, prefetch_w]");
+  // Format 3's six arguments (no prefetch_w).
   err = readError([&](json &d) {
-    gemm0(d)["args"] = {"x", "w", "scale", "residual", "out", "workspace", "m"};
+    gemm0(d)["args"] = {"x", "w", "scale", "residual", "out", "m"};
   });
   EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
-                       "m], found [\"x\", \"w\", \"scale\", \"residual\", "
-                       "\"out\", \"workspace\", \"m\"]");
+                       "m, prefetch_w], found [\"x\", \"w\", \"scale\", "
+                       "\"residual\", \"out\", \"m\"]");
 }
 
 TEST_F(ManifestCorruptionTest, KeyServedByTwoKernels) {

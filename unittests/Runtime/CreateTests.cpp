@@ -316,4 +316,14 @@ TEST(RuntimeCreate, BadAttentionKvGroupsVariable) {
   }
 }
 
+TEST(RuntimeCreate, BadGemmPdlVariable) {
+  for (const char *text : {"2", "-1", "yes", ""}) {
+    ScopedEnv env("MOSS_CODEC_GEMM_PDL", text);
+    CreateResult r = create("", nullptr);
+    EXPECT_EQ(r.status, MOSS_ERROR_INVALID_ARGUMENT) << text;
+    EXPECT_CONTAINS(r.message, "MOSS_CODEC_GEMM_PDL=\"" + std::string(text) +
+                                   "\": expected an integer in 0..1");
+  }
+}
+
 } // namespace

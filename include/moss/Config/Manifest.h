@@ -20,9 +20,11 @@
 
 namespace moss::config {
 
-/// 3: GEMM kernels stage through dynamic shared memory and reduce split-K in
-/// a thread-block cluster: no workspace argument or fields (2 had them).
-constexpr int64_t kManifestFormatVersion = 3;
+/// 4: GEMM kernels take a seventh argument, prefetch_w, and wait on
+/// griddepcontrol before reading x, so the runtime may launch them as
+/// programmatic dependents (3 had six arguments and no wait: a programmatic
+/// launch of those could read x before the previous kernel wrote it).
+constexpr int64_t kManifestFormatVersion = 4;
 constexpr const char *kManifestFileName = "manifest.json";
 
 /// Parameter names of every generated GEMM function, in ABI order.

@@ -40,6 +40,22 @@
  *on stream S uses S's slot: do not replay it concurrently with other work that
  *uses S's slot (calls on S, or replays of other graphs captured on S).
  *
+ * Programmatic dependent launch (MOSS_CODEC_GEMM_PDL=1, read at create; 0 or
+ * unset = off): generated GEMMs are launched with
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, so each may start
+ * while the kernel before it in the stream still runs (that kernel must let
+ * it: generated GEMMs do, at their start) and fetch its weight w meanwhile;
+ * it reads x, scale and residual and writes out only after that kernel has
+ * completed. In a captured graph the edge becomes a programmatic dependency.
+ * Precondition: no kernel that may still be running when the GEMM is
+ * launched writes w (weights written once at load, then synchronized, are
+ * fine). Measured on an H200 (benchmarks/results/2026-12-03h-h200), GEMMs
+ * following each other: 0.25-0.55 us less per call at M <= 16 (0.0-0.35 for
+ * 1280x5120), but 0.35 us more at M = 30/32 of 3072x768; the whitelist
+ * configs/h200-tuned-pdl.json was tuned with it on. The fallback path is
+ * unchanged. Leave it off if weights may be rewritten by the kernel just
+ * before a GEMM on the same stream.
+ *
  * Thread safety: every function may be called concurrently from several
  * threads on one runtime, except moss_runtime_destroy, which must not race
  * with any other call on that runtime and must come after the GPU work it

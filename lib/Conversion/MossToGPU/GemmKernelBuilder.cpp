@@ -66,7 +66,7 @@ constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 constexpr double kInvSqrt2 = 0.70710678118654752;
 
 /// Kernel parameters, in the order of docs/kernel-abi.md.
-enum KernelArg { kX, kW, kScale, kResidual, kOut, kM, kNumArgs };
+enum KernelArg { kX, kW, kScale, kResidual, kOut, kM, kPrefetchW, kNumArgs };
 
 /// Tile shape plus derived quantities used while emitting one kernel.
 struct GemmShape {
@@ -100,7 +100,7 @@ public:
 
   FunctionType kernelType() {
     SmallVector<Type> args(kM, globalPtr);
-    args.push_back(i32);
+    args.append({i32, i32}); // m, prefetch_w
     return b.getFunctionType(args, {});
   }
 
@@ -180,11 +180,17 @@ private:
   gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name);
   void createSharedBuffer(gpu::GPUModuleOp module, StringRef name);
 
-  /// cp.async of the CTA's slab: W rows [nCta, nCta + bn) then x rows
-  /// [mCta, mCta + bm8) of K slice [kBase, kBase + kPerCta), one commit group
-  /// per stage. x rows the CTA does not own are zero-filled, not read.
+  /// cp.async of the CTA's slab: W rows [nCta, nCta + bn) and x rows
+  /// [mCta, mCta + bm8) of K slice [kBase, kBase + kPerCta), one commit
+  /// group per stage, with griddepcontrol.wait before any x copy. With
+  /// prefetchW == 0: wait, then W and x of stage s in group s. Else W's
+  /// stages first (groups 0..stages-1), then wait, then x's (groups stages +
+  /// s): the same cp.async.wait_group counts serve both orders. x rows the
+  /// CTA does not own are zero-filled, not read.
   void issueCopies(Value slab, Value tid, Value nCta, Value mCta, Value kBase,
-                   Value m);
+                   Value m, Value prefetchW);
+  /// Slab element offset of (slab row, k in the slice); x rows follow W's.
+  Value slabOffset(Value slabRow, Value kSlice, bool isX);
   /// `body(piece)` for pieces tid, tid + threads, ... < pieces (unrolled).
   template <typename Fn> void forEachPiece(Value tid, int64_t pieces, Fn body);
   SmallVector<Value> emitStages(Value slab, Value wn, Value wk, Value g,
@@ -300,11 +306,22 @@ void Emitter::forEachPiece(Value tid, int64_t pieces, Fn body) {
   }
 }
 
-void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
-                          Value kBase, Value m) {
+Value Emitter::slabOffset(Value slabRow, Value kSlice, bool isX) {
   const config::GemmLaunch &launch = shape.launch;
-  const int64_t k = spec.k, rowElems = launch.slabRowElems;
-  const int64_t stageK = launch.stageK;
+  // Padded rows for mma.sync; for wgmma, W (rows [0, bn)) and x (rows
+  // [bn, bn + 64)) are separate matrices in the swizzled layout.
+  if (!launch.wgmma)
+    return add(mul(slabRow, launch.slabRowElems), kSlice);
+  if (!isX)
+    return swizzledOffset(slabRow, kSlice, spec.bn);
+  return add(swizzledOffset(add(slabRow, -spec.bn), kSlice, launch.bm8),
+             spec.bn * launch.kPerCta);
+}
+
+void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
+                          Value kBase, Value m, Value prefetchW) {
+  const config::GemmLaunch &launch = shape.launch;
+  const int64_t k = spec.k, stageK = launch.stageK;
   const int64_t piecesPerRow = stageK / 8; // 16-byte pieces of a stage row
   // W is read once: .cg (L2 only). x is read by every CTA of a row block:
   // .ca lets CTAs that share an SM hit L1 for it. Measured on an H200
@@ -317,17 +334,6 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
       !launch.wgmma && (spec.split == 1 || spec.bm <= 16)
           ? NVVM::LoadCacheModifierKind::CA
           : NVVM::LoadCacheModifierKind::CG;
-  // Slab destination of (slab row, k in the slice): padded rows for
-  // mma.sync; for wgmma, W (rows [0, bn)) and x (rows [bn, bn + 64)) are
-  // separate matrices in the swizzled layout.
-  auto slabOffset = [&](Value slabRow, Value kSlice, bool isX) -> Value {
-    if (!launch.wgmma)
-      return add(mul(slabRow, rowElems), kSlice);
-    if (!isX)
-      return swizzledOffset(slabRow, kSlice, spec.bn);
-    return add(swizzledOffset(add(slabRow, -spec.bn), kSlice, launch.bm8),
-               spec.bn * launch.kPerCta);
-  };
   auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
                   Value base, NVVM::LoadCacheModifierKind cache,
                   Value srcBytes) {
@@ -338,13 +344,15 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
         elementPtr(slab, bf16, slabOffset(slabRow, kSlice, base == arg(kX)));
     NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16, cache, srcBytes);
   };
-  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+  auto copyW = [&](int64_t stage) {
     forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {
       Value row = divU(piece, piecesPerRow);
       Value kInStage = mul(remU(piece, piecesPerRow), 8);
       copy(add(nCta, row), row, kInStage, stage, arg(kW),
            NVVM::LoadCacheModifierKind::CG, Value());
     });
+  };
+  auto copyX = [&](int64_t stage) {
     forEachPiece(tid, launch.bm8 * piecesPerRow, [&](Value piece) {
       Value row = divU(piece, piecesPerRow);
       Value kInStage = mul(remU(piece, piecesPerRow), 8);
@@ -358,7 +366,31 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
       copy(select(owned, xRow, mCta), add(row, spec.bn), kInStage, stage,
            arg(kX), xCache, srcBytes);
     });
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
+  auto waitForPreviousGrid = [&] {
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+  };
+  Value prefetch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         prefetchW, constI32(0));
+  auto ifOp = scf::IfOp::create(b, loc, prefetch, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    copyW(stage);
+    commit();
+  }
+  waitForPreviousGrid();
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    copyX(stage);
+    commit();
+  }
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  waitForPreviousGrid();
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    copyW(stage);
+    copyX(stage);
+    commit();
   }
 }
 
@@ -632,7 +664,14 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   Value slice = spec.split > 1 ? blockIdx(gpu::Dimension::z) : constI32(0);
 
   Value smem = LLVM::AddressOfOp::create(b, loc, sharedPtr, bufferName);
-  issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m);
+  // Programmatic dependent launch (docs/kernel-abi.md): the next kernel may
+  // be scheduled once every CTA of this one runs; x, scale, residual and
+  // out are touched only after griddepcontrol.wait. Without a programmatic
+  // launch both instructions do nothing.
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
+  issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m,
+              arg(kPrefetchW));
   Value wg = launch.wgmma ? divU(warp, 4) : Value();
   SmallVector<Value> acc =
       launch.wgmma ? emitWgmmaStages(smem, wg) : emitStages(smem, wn, wk, g, t);

@@ -98,12 +98,13 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
                     : null;
     };
     Value m32 = arith::IndexCastOp::create(rw, loc, rw.getI32Type(), mIndex);
-    SmallVector<Value> args = {basePointer(rw, loc, xBuf, ptrType),
-                               basePointer(rw, loc, wBuf, ptrType),
-                               ptrOf(adaptor.getScale()),
-                               ptrOf(adaptor.getResidual()),
-                               basePointer(rw, loc, outBuf, ptrType),
-                               m32};
+    SmallVector<Value> args = {
+        basePointer(rw, loc, xBuf, ptrType),
+        basePointer(rw, loc, wBuf, ptrType), ptrOf(adaptor.getScale()),
+        ptrOf(adaptor.getResidual()), basePointer(rw, loc, outBuf, ptrType),
+        m32,
+        // prefetch_w: a plain (stream-ordered) launch.
+        arith::ConstantIntOp::create(rw, loc, rw.getI32Type(), 0)};
 
     // Launch rule of docs/kernel-abi.md: grid (N/bn, ceil(M/bm), split),
     // the kernel's dynamic shared memory; the split-K cluster shape is the

@@ -3,25 +3,45 @@
 // A tiled GEMM becomes its kernel and a launch with the runtime M. The CTA's
 // W and x slab goes to dynamic shared memory by cp.async, one commit group
 // per stage (768 / 128 = 6 stages); each stage's MMAs wait for its group.
+// The kernel lets dependents launch at once and reads x only after
+// griddepcontrol.wait; prefetch_w (last argument) picks the copy order: W's
+// stages before the wait, then x's (programmatic launch), or the wait first
+// and each stage's W and x together.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: gpu.module @moss_kernels
 // CHECK: llvm.mlir.global external @[[SMEM:__linear_n3072_k768_gelu_bm16_bn64_bk64_s1_smem]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn64_bk64_s1]](%[[XP:.*]]: !llvm.ptr<1>, %[[WP:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32) kernel
+// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn64_bk64_s1]](%[[XP:.*]]: !llvm.ptr<1>, %[[WP:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32, %[[PREFETCH:.*]]: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-NOT: nvvm.cluster_dim
 // CHECK: %[[SLAB:.*]] = llvm.mlir.addressof @[[SMEM]] : !llvm.ptr<3>
+// CHECK: nvvm.griddepcontrol launch_dependents
+// CHECK: %[[EARLY:.*]] = arith.cmpi ne, %[[PREFETCH]], %c0_i32{{.*}} : i32
+// CHECK: scf.if %[[EARLY]] {
+// W goes to shared memory only (.cg).
+// CHECK-NOT: griddepcontrol
 // CHECK: llvm.getelementptr %[[WP]]
-// W goes to shared memory only (.cg); x through L1 (.ca), which the CTAs on one
-// SM share.
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg : !llvm.ptr<3>, !llvm.ptr<1>
-// x rows past M are zero-filled (src-size 0), not read.
+// CHECK-NOT: griddepcontrol
+// CHECK-COUNT-6: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// x through L1 (.ca), which the CTAs on one SM share; rows past M are
+// zero-filled (src-size 0), not read.
 // CHECK: %[[OWNED:.*]] = arith.cmpi ult, %{{.*}}, %[[M]] : i32
 // CHECK: %[[SRCBYTES:.*]] = arith.select %[[OWNED]], %c16_i32{{.*}}, %c0_i32
 // CHECK: llvm.getelementptr %[[XP]]
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  ca, %[[SRCBYTES]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK-COUNT-6: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: } else {
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  ca
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-COUNT-5: nvvm.cp.async.commit.group
 // CHECK-NOT: nvvm.cp.async.commit.group
+// CHECK: }
+// The same waits serve both orders: stage s's group is the (stages - s)-th
+// newest of the W-and-x group(s) it needs.
 // CHECK: nvvm.cp.async.wait.group 5
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
@@ -52,7 +72,7 @@
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[DIM]], %c16
 // (64 + 16) rows of 768 + 32 bf16: 128000 bytes.
 // CHECK: %[[SHARED:.*]] = arith.constant 128000 : i32
-// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c48, %[[GY]], %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]] args({{.*}}, %[[M32]] : i32)
+// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c48, %[[GY]], %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]] args({{.*}}, %[[M32]] : i32, %c0_i32{{.*}} : i32)
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
 // CHECK-NOT: moss.

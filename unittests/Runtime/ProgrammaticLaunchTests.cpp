@@ -1,0 +1,204 @@
+//===- ProgrammaticLaunchTests.cpp - MOSS_CODEC_GEMM_PDL=1 ----------------===//
+//
+// With programmatic dependent launch a generated GEMM starts while the
+// previous kernel still runs and fetches W before griddepcontrol.wait. It
+// must still read x and residual only after that kernel's writes, and write
+// out only after that kernel's reads: a previous kernel that lets dependents
+// start at once, spins, then rewrites x and residual and reads out would
+// expose either. Eager and in a CUDA graph, for every whitelist key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DelayedCopy.h"
+#include "RuntimeTestSupport.h"
+
+#include "moss/Config/Whitelist.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+using namespace moss::runtime::test;
+
+namespace {
+
+/// About 100 us at the H200's clock: far longer than any GEMM of the codec.
+constexpr long long kSpinCycles = 200000;
+
+/// A runtime created with MOSS_CODEC_GEMM_PDL = `value` (restored after).
+moss_status_t createWithPdl(const char *value, RuntimeHandle &out) {
+  const char *old = std::getenv("MOSS_CODEC_GEMM_PDL");
+  std::string saved = old ? old : "";
+  setenv("MOSS_CODEC_GEMM_PDL", value, 1);
+  moss_status_t created = moss_runtime_create(testKernelsDir().c_str(),
+                                              testWhitelist().c_str(), &out.rt);
+  if (old)
+    setenv("MOSS_CODEC_GEMM_PDL", saved.c_str(), 1);
+  else
+    unsetenv("MOSS_CODEC_GEMM_PDL");
+  return created;
+}
+
+/// One whitelist key's buffers: the stale inputs the GEMM must not see, the
+/// fresh ones the delayed copy writes, and the outputs.
+struct Problem {
+  int64_t m, n, k;
+  int mode;
+  std::unique_ptr<DeviceBuffer> x, xStale, xFresh, w, scale, res, resStale,
+      resFresh, out, seen, expected;
+
+  Problem(const moss::config::GemmKey &key, std::mt19937_64 &rng)
+      : m(key.m), n(key.n), k(key.k), mode(key.mode) {
+    double wRange = 2.0 / std::sqrt(static_cast<double>(k));
+    auto filled = [&](const std::vector<uint16_t> &values) {
+      auto buffer = std::make_unique<DeviceBuffer>(values.size() * 2);
+      upload(buffer->data(), values);
+      return buffer;
+    };
+    xStale = filled(randomBf16(m * k, -1, 1, rng));
+    xFresh = filled(randomBf16(m * k, -1, 1, rng));
+    x = std::make_unique<DeviceBuffer>(m * k * 2);
+    w = filled(randomBf16(n * k, -wRange, wRange, rng));
+    scale = filled(randomBf16(n, -0.5, 0.5, rng));
+    resStale = filled(randomBf16(m * n, -2, 2, rng));
+    resFresh = filled(randomBf16(m * n, -2, 2, rng));
+    res = std::make_unique<DeviceBuffer>(m * n * 2);
+    out = std::make_unique<DeviceBuffer>(m * n * 2);
+    seen = std::make_unique<DeviceBuffer>(m * n * 2);
+    expected = std::make_unique<DeviceBuffer>(m * n * 2);
+  }
+
+  std::string name() const {
+    return std::to_string(m) + "," + std::to_string(n) + "," +
+           std::to_string(k) + "," + std::to_string(mode);
+  }
+
+  moss_status_t gemm(moss_runtime_t rt, const DeviceBuffer &in,
+                     const DeviceBuffer &residual, DeviceBuffer &to,
+                     cudaStream_t stream) const {
+    return moss_ffn_gemm(rt, m, n, k, static_cast<moss_epilogue_t>(mode),
+                         in.data(), w->data(), scale->data(), residual.data(),
+                         to.data(), stream);
+  }
+
+  /// Stale inputs in place, out poisoned (NaN), then the delayed copy:
+  /// everything the GEMM that follows depends on.
+  void enqueuePrologue(cudaStream_t stream) const {
+    size_t xBytes = m * k * 2, outBytes = m * n * 2;
+    ASSERT_EQ(cudaMemcpyAsync(x->data(), xStale->data(), xBytes,
+                              cudaMemcpyDeviceToDevice, stream),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(res->data(), resStale->data(), outBytes,
+                              cudaMemcpyDeviceToDevice, stream),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(out->data(), 0xFF, outBytes, stream),
+              cudaSuccess);
+    DelayedCopy copy;
+    copy.src[0] = xFresh->data();
+    copy.dst[0] = x->data();
+    copy.src[1] = resFresh->data();
+    copy.dst[1] = res->data();
+    copy.watch = out->data();
+    copy.seen = seen->data();
+    copy.spinCycles = kSpinCycles;
+    // Generated GEMMs have k and n multiples of 8: whole 16-byte pieces.
+    copy.bytes[0] = xBytes;
+    copy.bytes[1] = outBytes;
+    copy.watchBytes = outBytes;
+    ASSERT_EQ(launchDelayedCopy(copy, stream), cudaSuccess);
+  }
+
+  void check(const std::string &how) const {
+    SCOPED_TRACE(name() + " " + how);
+    size_t elements = m * n;
+    std::vector<uint16_t> got = download(out->data(), elements);
+    EXPECT_EQ(countNaN(got), 0u) << "outputs left unwritten";
+    EXPECT_TRUE(got == download(expected->data(), elements))
+        << "the GEMM read x or residual before the previous kernel wrote them";
+    std::vector<uint16_t> seenOut = download(seen->data(), elements);
+    EXPECT_EQ(countNaN(seenOut), elements)
+        << "the GEMM wrote out before the previous kernel read it";
+  }
+};
+
+class ProgrammaticLaunch : public ::testing::Test {
+protected:
+  void SetUp() override {
+    MOSS_REQUIRE_GPU();
+    std::string why, err;
+    if (!deviceIsSm90(why))
+      GTEST_SKIP() << "needs an sm_90 GPU for the generated kernels: " << why;
+    std::string dir = testKernelsDir();
+    std::string missing = whyNoManifest(dir);
+    if (!missing.empty())
+      GTEST_SKIP() << "no generated kernels: " << missing;
+    ASSERT_TRUE(moss::config::Whitelist::load(testWhitelist(), whitelist, err))
+        << err;
+    ASSERT_EQ(createWithPdl("1", pdl), MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+    ASSERT_EQ(createWithPdl("0", plain), MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    std::mt19937_64 rng(2026);
+    for (const auto &entry : whitelist.entries()) {
+      problems.push_back(std::make_unique<Problem>(entry.key, rng));
+      const Problem &p = *problems.back();
+      ASSERT_TRUE(p.n % 8 == 0 && p.k % 8 == 0) << p.name();
+      ASSERT_TRUE(moss_gemm_is_selected(pdl.rt, p.m, p.n, p.k,
+                                        static_cast<moss_epilogue_t>(p.mode)))
+          << p.name();
+      // The reference: the same kernel, launched plainly on the fresh data.
+      ASSERT_EQ(p.gemm(plain.rt, *p.xFresh, *p.resFresh, *p.expected, stream),
+                MOSS_OK)
+          << moss_runtime_last_error(plain.rt);
+    }
+    ASSERT_FALSE(problems.empty()) << testWhitelist() << " names no keys";
+  }
+  void TearDown() override {
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+
+  moss::config::Whitelist whitelist;
+  RuntimeHandle pdl, plain;
+  cudaStream_t stream = nullptr;
+  std::vector<std::unique_ptr<Problem>> problems;
+};
+
+TEST_F(ProgrammaticLaunch, WaitsForThePreviousKernelEagerly) {
+  for (const auto &p : problems) {
+    p->enqueuePrologue(stream);
+    ASSERT_EQ(p->gemm(pdl.rt, *p->x, *p->res, *p->out, stream), MOSS_OK)
+        << moss_runtime_last_error(pdl.rt);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    p->check("eager");
+  }
+}
+
+TEST_F(ProgrammaticLaunch, WaitsForThePreviousKernelInAGraph) {
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  for (const auto &p : problems) {
+    p->enqueuePrologue(stream);
+    EXPECT_EQ(p->gemm(pdl.rt, *p->x, *p->res, *p->out, stream), MOSS_OK)
+        << moss_runtime_last_error(pdl.rt);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 3; ++replay) {
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    for (const auto &p : problems)
+      p->check("graph replay " + std::to_string(replay));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+} // namespace
