@@ -51,22 +51,134 @@ uint32_t adler32(const uint8_t *data, size_t size) {
   return (b << 16) | a;
 }
 
-std::string zlibStored(const std::vector<uint8_t> &raw) {
+namespace {
+
+/// Deflate's bit order: values LSB first, Huffman codes MSB first.
+class BitWriter {
+public:
+  void bits(uint32_t value, int count) {
+    pending |= uint64_t(value) << used;
+    used += count;
+    for (; used >= 8; used -= 8, pending >>= 8)
+      out += static_cast<char>(pending & 0xFF);
+  }
+  void code(uint32_t value, int length) {
+    uint32_t reversed = 0;
+    for (int i = 0; i < length; ++i)
+      reversed |= ((value >> i) & 1) << (length - 1 - i);
+    bits(reversed, length);
+  }
+  std::string finish() {
+    if (used > 0)
+      out += static_cast<char>(pending & 0xFF);
+    return std::move(out);
+  }
+
+private:
+  std::string out;
+  uint64_t pending = 0;
+  int used = 0;
+};
+
+// RFC 1951, 3.2.5: lengths 3..258 (codes 257..285), distances 1..32768.
+constexpr int kLengthBase[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                 15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                 67, 83, 99, 115, 131, 163, 195, 227, 258};
+constexpr int kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                  2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr int kDistanceBase[30] = {
+    1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+    33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+    1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+constexpr int kDistanceExtra[30] = {0, 0, 0,  0,  1,  1,  2,  2,  3,  3,
+                                    4, 4, 5,  5,  6,  6,  7,  7,  8,  8,
+                                    9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+/// Symbol 0..287 in the fixed literal/length code (RFC 1951, 3.2.6).
+void putSymbol(BitWriter &w, int symbol) {
+  if (symbol < 144)
+    w.code(0x30 + symbol, 8);
+  else if (symbol < 256)
+    w.code(0x190 + symbol - 144, 9);
+  else if (symbol < 280)
+    w.code(symbol - 256, 7);
+  else
+    w.code(0xC0 + symbol - 280, 8);
+}
+
+void putMatch(BitWriter &w, int length, int distance) {
+  int l = 28;
+  while (kLengthBase[l] > length)
+    --l;
+  putSymbol(w, 257 + l);
+  w.bits(length - kLengthBase[l], kLengthExtra[l]);
+  int d = 29;
+  while (kDistanceBase[d] > distance)
+    --d;
+  w.code(d, 5); // fixed distance codes are 5 bits
+  w.bits(distance - kDistanceBase[d], kDistanceExtra[d]);
+}
+
+} // namespace
+
+std::string zlibCompress(const std::vector<uint8_t> &raw) {
+  constexpr size_t kWindow = 32768, kMinMatch = 3, kMaxMatch = 258;
+  constexpr int kMaxCandidates = 32, kHashBits = 15;
+  const size_t n = raw.size();
+  std::vector<int32_t> head(size_t(1) << kHashBits, -1);
+  std::vector<int32_t> previous(n, -1);
+  auto hashAt = [&](size_t i) {
+    uint32_t v =
+        uint32_t(raw[i]) << 16 | uint32_t(raw[i + 1]) << 8 | raw[i + 2];
+    return (v * 2654435761u) >> (32 - kHashBits);
+  };
+  auto insert = [&](size_t i) {
+    if (i + kMinMatch > n)
+      return;
+    uint32_t h = hashAt(i);
+    previous[i] = head[h];
+    head[h] = static_cast<int32_t>(i);
+  };
+
+  BitWriter w;
+  w.bits(1, 1); // BFINAL: one block
+  w.bits(1, 2); // BTYPE = 01, fixed Huffman codes
+  for (size_t i = 0; i < n;) {
+    size_t bestLength = 0, bestDistance = 0;
+    if (i + kMinMatch <= n) {
+      const size_t limit = std::min(kMaxMatch, n - i);
+      int32_t candidate = head[hashAt(i)];
+      for (int tries = 0; candidate >= 0 && tries < kMaxCandidates &&
+                          i - size_t(candidate) <= kWindow;
+           ++tries, candidate = previous[candidate]) {
+        size_t length = 0;
+        while (length < limit && raw[candidate + length] == raw[i + length])
+          ++length;
+        if (length > bestLength) {
+          bestLength = length;
+          bestDistance = i - size_t(candidate);
+          if (length == limit)
+            break;
+        }
+      }
+    }
+    if (bestLength >= kMinMatch) {
+      putMatch(w, static_cast<int>(bestLength), static_cast<int>(bestDistance));
+      for (size_t j = 0; j < bestLength; ++j)
+        insert(i + j);
+      i += bestLength;
+    } else {
+      putSymbol(w, raw[i]);
+      insert(i);
+      ++i;
+    }
+  }
+  putSymbol(w, 256); // end of block
+
   std::string out;
   out += static_cast<char>(0x78); // deflate, 32 KiB window
   out += static_cast<char>(0x01); // no dictionary; (0x78*256+1) % 31 == 0
-  size_t pos = 0;
-  do {
-    size_t len = std::min<size_t>(65535, raw.size() - pos);
-    bool last = pos + len == raw.size();
-    out += static_cast<char>(last ? 1 : 0); // BFINAL, BTYPE = 00 (stored)
-    out += static_cast<char>(len & 0xFF);
-    out += static_cast<char>(len >> 8);
-    out += static_cast<char>(~len & 0xFF);
-    out += static_cast<char>((~len >> 8) & 0xFF);
-    out.append(reinterpret_cast<const char *>(raw.data()) + pos, len);
-    pos += len;
-  } while (pos < raw.size());
+  out += w.finish();
   putBigEndian(out, adler32(raw.data(), raw.size()));
   return out;
 }
@@ -85,7 +197,7 @@ std::string encodePng(int width, int height, const std::vector<uint8_t> &rgb) {
   putBigEndian(header, height);
   header += std::string("\x08\x02\x00\x00\x00", 5); // 8-bit RGB
   putChunk(png, "IHDR", header);
-  putChunk(png, "IDAT", zlibStored(raw));
+  putChunk(png, "IDAT", zlibCompress(raw));
   putChunk(png, "IEND", "");
   return png;
 }
