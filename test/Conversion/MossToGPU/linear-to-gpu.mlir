@@ -1,4 +1,15 @@
 // RUN: moss-opt %s -split-input-file -moss-convert-to-gpu | FileCheck %s
+// RUN: moss-opt %s -split-input-file -moss-convert-to-gpu | FileCheck %s --check-prefix=ORDER
+
+// With prefetch_w, no x copy (.ca) comes before griddepcontrol.wait; without
+// it, the wait is the first thing the branch does.
+// ORDER-LABEL: gpu.func @linear_n3072_k768_gelu_bm16_bn64_bk64_s1
+// ORDER: scf.if
+// ORDER-NOT: cache =  ca
+// ORDER: nvvm.griddepcontrol wait
+// ORDER: cache =  ca
+// ORDER: } else {
+// ORDER-NEXT: nvvm.griddepcontrol wait
 
 // A tiled GEMM becomes its kernel and a launch with the runtime M. The CTA's
 // W and x slab goes to dynamic shared memory by cp.async, one commit group
