@@ -42,6 +42,15 @@ using namespace moss::tune;
 
 namespace {
 
+/// How the runtime launches the candidates: MOSS_CODEC_GEMM_PDL, read by
+/// moss_runtime_create, decides it (the report says which was timed).
+std::string launchMode() {
+  const char *pdl = std::getenv("MOSS_CODEC_GEMM_PDL");
+  return pdl && std::string(pdl) == "1"
+             ? "as programmatic dependents (MOSS_CODEC_GEMM_PDL=1)"
+             : "plainly (MOSS_CODEC_GEMM_PDL unset or 0)";
+}
+
 struct Options {
   std::string candidatesDir, outDir, commit = "unknown";
   TimingProtocol protocol;
@@ -210,6 +219,7 @@ int main(int argc, char **argv) {
   }
   RuntimePtr fallback(fallbackRt);
   RoundRuntimes rounds(o.candidatesDir);
+  std::printf("candidates launched %s\n", launchMode().c_str());
 
   std::vector<KeyResult> keys;
   for (const config::CandidateKey &entry : list.keys) {
@@ -282,7 +292,8 @@ int main(int argc, char **argv) {
       "(confirmation) times the fallback and the candidates that passed run "
       "1. Kept: rel. L2 < 0.004, graph replay == eager bit for bit, > 5 % "
       "faster than the fallback hot and cold in both runs; the lowest sum of "
-      "the four times wins.\n";
+      "the four times wins. Candidates launched " +
+      launchMode() + "; the fallback is never.\n";
   if (!writeOutputs(o, keys, header, err)) {
     std::fprintf(stderr, "moss-tune: %s\n", err.c_str());
     return 1;
