@@ -453,21 +453,6 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
   cudaStreamDestroy(stream);
 }
 
-/// A runtime created while `name` = `value` (restored afterwards).
-moss_status_t createWithEnv(const std::string &dir, const char *name,
-                            const std::string &value, RuntimeHandle &out) {
-  const char *old = std::getenv(name);
-  std::string saved = old ? old : "";
-  setenv(name, value.c_str(), 1);
-  moss_status_t created =
-      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &out.rt);
-  if (old)
-    setenv(name, saved.c_str(), 1);
-  else
-    unsetenv(name);
-  return created;
-}
-
 TEST_F(Attention, KeyGroupsAgreeWithOneGroup) {
   // Key groups split a row block's key tiles between warps of one CTA and
   // merge in shared memory: any group count gives the one-group result up
@@ -557,31 +542,26 @@ TEST_F(Attention, GraphReplayEqualsEager) {
     eager.push_back(
         head(devs[i]->run(h.rt, a, stream), problems[i]->outElems()));
   }
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
-            cudaSuccess);
-  for (size_t i = 0; i < devs.size(); ++i) {
-    moss_attention_args a = devs[i]->base;
-    a.skip_empty_tiles = int(i % 2);
-    a.out = graphOut[i]->data();
-    EXPECT_EQ(moss_streaming_attention(h.rt, &a, stream), MOSS_OK)
-        << moss_runtime_last_error(h.rt);
-  }
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  CapturedGraph graph;
+  ASSERT_NO_FATAL_FAILURE(graph.capture(stream, [&] {
+    for (size_t i = 0; i < devs.size(); ++i) {
+      moss_attention_args a = devs[i]->base;
+      a.skip_empty_tiles = int(i % 2);
+      a.out = graphOut[i]->data();
+      EXPECT_EQ(moss_streaming_attention(h.rt, &a, stream), MOSS_OK)
+          << moss_runtime_last_error(h.rt);
+    }
+  }));
   for (int replay = 0; replay < 3; ++replay) {
     for (size_t i = 0; i < devs.size(); ++i)
       poison(graphOut[i]->data(), problems[i]->outElems());
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(graph.launch(stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     for (size_t i = 0; i < devs.size(); ++i)
       EXPECT_EQ(download(graphOut[i]->data(), problems[i]->outElems()),
                 eager[i])
           << caseName(*problems[i]) << " replay " << replay;
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 using namespace moss::runtime::test;
@@ -295,35 +296,33 @@ TEST(RuntimeCreate, BadWorkspaceSlotsVariable) {
   EXPECT_CONTAINS(r.message, "MOSS_RUNTIME_WORKSPACE_SLOTS");
 }
 
-TEST(RuntimeCreate, BadAttentionSplitsVariable) {
-  for (const char *text : {"0", "17", "4x", ""}) {
-    ScopedEnv env("MOSS_ATTENTION_SPLITS", text);
+/// create() refuses each of `texts` for integer variable `name`, naming
+/// the variable, the text and `range`.
+void expectIntegerVariableRefused(const char *name,
+                                  std::initializer_list<const char *> texts,
+                                  const std::string &range) {
+  for (const char *text : texts) {
+    ScopedEnv env(name, text);
     CreateResult r = create("", nullptr);
     EXPECT_EQ(r.status, MOSS_ERROR_INVALID_ARGUMENT) << text;
-    EXPECT_CONTAINS(r.message, "MOSS_ATTENTION_SPLITS=\"" + std::string(text) +
-                                   "\": expected an integer in 1..16");
+    EXPECT_CONTAINS(r.message, std::string(name) + "=\"" + text +
+                                   "\": expected an integer in " + range);
   }
+}
+
+TEST(RuntimeCreate, BadAttentionSplitsVariable) {
+  expectIntegerVariableRefused("MOSS_ATTENTION_SPLITS", {"0", "17", "4x", ""},
+                               "1..16");
 }
 
 TEST(RuntimeCreate, BadAttentionKvGroupsVariable) {
-  for (const char *text : {"0", "5", "two", ""}) {
-    ScopedEnv env("MOSS_ATTENTION_KV_GROUPS", text);
-    CreateResult r = create("", nullptr);
-    EXPECT_EQ(r.status, MOSS_ERROR_INVALID_ARGUMENT) << text;
-    EXPECT_CONTAINS(r.message, "MOSS_ATTENTION_KV_GROUPS=\"" +
-                                   std::string(text) +
-                                   "\": expected an integer in 1..4");
-  }
+  expectIntegerVariableRefused("MOSS_ATTENTION_KV_GROUPS",
+                               {"0", "5", "two", ""}, "1..4");
 }
 
 TEST(RuntimeCreate, BadGemmPdlVariable) {
-  for (const char *text : {"2", "-1", "yes", ""}) {
-    ScopedEnv env("MOSS_CODEC_GEMM_PDL", text);
-    CreateResult r = create("", nullptr);
-    EXPECT_EQ(r.status, MOSS_ERROR_INVALID_ARGUMENT) << text;
-    EXPECT_CONTAINS(r.message, "MOSS_CODEC_GEMM_PDL=\"" + std::string(text) +
-                                   "\": expected an integer in 0..1");
-  }
+  expectIntegerVariableRefused("MOSS_CODEC_GEMM_PDL", {"2", "-1", "yes", ""},
+                               "0..1");
 }
 
 } // namespace

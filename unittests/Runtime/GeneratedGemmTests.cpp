@@ -191,25 +191,20 @@ TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
 
   // One graph with every key twice: the second launch of a kernel inside the
   // same replay needs the counters the first one left.
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
-            cudaSuccess);
-  for (int twice = 0; twice < 2; ++twice)
-    for (auto &d : keys)
-      EXPECT_EQ(run(*d, 0), MOSS_OK) << moss_runtime_last_error(generated.rt);
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  CapturedGraph graph;
+  ASSERT_NO_FATAL_FAILURE(graph.capture(stream, [&] {
+    for (int twice = 0; twice < 2; ++twice)
+      for (auto &d : keys)
+        EXPECT_EQ(run(*d, 0), MOSS_OK) << moss_runtime_last_error(generated.rt);
+  }));
   for (int replay = 0; replay < 3; ++replay) {
     for (auto &d : keys)
       poison(d->out->data(), d->entry->key.m * d->entry->key.n);
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(graph.launch(stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     for (auto &d : keys)
       check(*d, 0, "graph replay " + std::to_string(replay));
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
 }
 
 TEST_F(GeneratedGemm, MisalignedPointersTakeTheFallback) {

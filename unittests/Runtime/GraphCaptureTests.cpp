@@ -111,20 +111,17 @@ TEST(GraphCapture, ReplayEqualsEagerBitForBit) {
   }
   ASSERT_EQ(cudaStreamSynchronize(eagerStream), cudaSuccess);
 
-  ASSERT_EQ(cudaStreamBeginCapture(captureStream, cudaStreamCaptureModeGlobal),
-            cudaSuccess);
-  for (auto &d : data)
-    EXPECT_EQ(d->run(h.rt, d->graph->data(), captureStream), MOSS_OK)
-        << moss_runtime_last_error(h.rt);
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(captureStream, &graph), cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  CapturedGraph graph;
+  ASSERT_NO_FATAL_FAILURE(graph.capture(captureStream, [&] {
+    for (auto &d : data)
+      EXPECT_EQ(d->run(h.rt, d->graph->data(), captureStream), MOSS_OK)
+          << moss_runtime_last_error(h.rt);
+  }));
 
   for (int replay = 0; replay < 2; ++replay) {
     for (auto &d : data)
       poison(d->graph->data(), d->call.m * d->call.n);
-    ASSERT_EQ(cudaGraphLaunch(exec, captureStream), cudaSuccess);
+    ASSERT_EQ(graph.launch(captureStream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(captureStream), cudaSuccess);
     for (auto &d : data) {
       const Call &c = d->call;
@@ -141,8 +138,6 @@ TEST(GraphCapture, ReplayEqualsEagerBitForBit) {
       }
     }
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(eagerStream);
   cudaStreamDestroy(captureStream);
 }
@@ -159,17 +154,16 @@ TEST(GraphCapture, FirstUseOfShapeAndStreamInsideCapture) {
   cudaStream_t captureStream = nullptr, eagerStream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&captureStream), cudaSuccess);
   ASSERT_EQ(cudaStreamCreate(&eagerStream), cudaSuccess);
-  ASSERT_EQ(
-      cudaStreamBeginCapture(captureStream, cudaStreamCaptureModeThreadLocal),
-      cudaSuccess);
-  EXPECT_EQ(d.run(h.rt, d.graph->data(), captureStream), MOSS_OK)
-      << moss_runtime_last_error(h.rt);
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(captureStream, &graph), cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  CapturedGraph graph;
+  ASSERT_NO_FATAL_FAILURE(graph.capture(
+      captureStream,
+      [&] {
+        EXPECT_EQ(d.run(h.rt, d.graph->data(), captureStream), MOSS_OK)
+            << moss_runtime_last_error(h.rt);
+      },
+      cudaStreamCaptureModeThreadLocal));
   poison(d.graph->data(), d.call.m * d.call.n);
-  ASSERT_EQ(cudaGraphLaunch(exec, captureStream), cudaSuccess);
+  ASSERT_EQ(graph.launch(captureStream), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(captureStream), cudaSuccess);
   ASSERT_EQ(d.run(h.rt, d.eager->data(), eagerStream), MOSS_OK)
       << moss_runtime_last_error(h.rt);
@@ -180,8 +174,6 @@ TEST(GraphCapture, FirstUseOfShapeAndStreamInsideCapture) {
   EXPECT_EQ(countNaN(replayed), 0u);
   EXPECT_TRUE(replayed == eager) << "graph replay differs from eager";
   EXPECT_LT(relativeL2(replayed, d.reference()), kRelativeL2Tolerance);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(captureStream);
   cudaStreamDestroy(eagerStream);
 }

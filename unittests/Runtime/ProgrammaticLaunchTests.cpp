@@ -28,20 +28,6 @@ namespace {
 /// About 100 us at the H200's clock: far longer than any GEMM of the codec.
 constexpr long long kSpinCycles = 200000;
 
-/// A runtime created with MOSS_CODEC_GEMM_PDL = `value` (restored after).
-moss_status_t createWithPdl(const char *value, RuntimeHandle &out) {
-  const char *old = std::getenv("MOSS_CODEC_GEMM_PDL");
-  std::string saved = old ? old : "";
-  setenv("MOSS_CODEC_GEMM_PDL", value, 1);
-  moss_status_t created = moss_runtime_create(testKernelsDir().c_str(),
-                                              testWhitelist().c_str(), &out.rt);
-  if (old)
-    setenv("MOSS_CODEC_GEMM_PDL", saved.c_str(), 1);
-  else
-    unsetenv("MOSS_CODEC_GEMM_PDL");
-  return created;
-}
-
 /// One whitelist key's buffers: the stale inputs the GEMM must not see, the
 /// fresh ones the delayed copy writes, and the outputs.
 struct Problem {
@@ -137,9 +123,9 @@ protected:
       GTEST_SKIP() << "no generated kernels: " << missing;
     ASSERT_TRUE(moss::config::Whitelist::load(testWhitelist(), whitelist, err))
         << err;
-    ASSERT_EQ(createWithPdl("1", pdl), MOSS_OK)
+    ASSERT_EQ(createWithEnv(dir, "MOSS_CODEC_GEMM_PDL", "1", pdl), MOSS_OK)
         << moss_runtime_last_error(nullptr);
-    ASSERT_EQ(createWithPdl("0", plain), MOSS_OK)
+    ASSERT_EQ(createWithEnv(dir, "MOSS_CODEC_GEMM_PDL", "0", plain), MOSS_OK)
         << moss_runtime_last_error(nullptr);
     ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
     std::mt19937_64 rng(2026);
@@ -180,25 +166,20 @@ TEST_F(ProgrammaticLaunch, WaitsForThePreviousKernelEagerly) {
 
 TEST_F(ProgrammaticLaunch, WaitsForThePreviousKernelInAGraph) {
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal),
-            cudaSuccess);
-  for (const auto &p : problems) {
-    p->enqueuePrologue(stream);
-    EXPECT_EQ(p->gemm(pdl.rt, *p->x, *p->res, *p->out, stream), MOSS_OK)
-        << moss_runtime_last_error(pdl.rt);
-  }
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  CapturedGraph graph;
+  ASSERT_NO_FATAL_FAILURE(graph.capture(stream, [&] {
+    for (const auto &p : problems) {
+      p->enqueuePrologue(stream);
+      EXPECT_EQ(p->gemm(pdl.rt, *p->x, *p->res, *p->out, stream), MOSS_OK)
+          << moss_runtime_last_error(pdl.rt);
+    }
+  }));
   for (int replay = 0; replay < 3; ++replay) {
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(graph.launch(stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     for (const auto &p : problems)
       p->check("graph replay " + std::to_string(replay));
   }
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
 }
 
 } // namespace

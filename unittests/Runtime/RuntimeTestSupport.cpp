@@ -181,6 +181,22 @@ DeviceBuffer::~DeviceBuffer() {
     cudaFree(pointer);
 }
 
+CapturedGraph::~CapturedGraph() {
+  if (exec)
+    cudaGraphExecDestroy(exec);
+  if (graph)
+    cudaGraphDestroy(graph);
+}
+
+void CapturedGraph::capture(cudaStream_t stream,
+                            const std::function<void()> &enqueue,
+                            cudaStreamCaptureMode mode) {
+  ASSERT_EQ(cudaStreamBeginCapture(stream, mode), cudaSuccess);
+  enqueue();
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+}
+
 void upload(void *device, const std::vector<uint16_t> &host) {
   cudaError_t err =
       cudaMemcpy(device, host.data(), host.size() * 2, cudaMemcpyHostToDevice);
@@ -270,6 +286,20 @@ size_t countNaN(const std::vector<uint16_t> &values) {
       std::count_if(values.begin(), values.end(), [](uint16_t v) {
         return (v & 0x7F80) == 0x7F80 && (v & 0x007F) != 0;
       }));
+}
+
+moss_status_t createWithEnv(const std::string &dir, const char *name,
+                            const std::string &value, RuntimeHandle &out) {
+  const char *old = std::getenv(name);
+  std::string saved = old ? old : "";
+  setenv(name, value.c_str(), 1);
+  moss_status_t created =
+      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &out.rt);
+  if (old)
+    setenv(name, saved.c_str(), 1);
+  else
+    unsetenv(name);
+  return created;
 }
 
 } // namespace moss::runtime::test

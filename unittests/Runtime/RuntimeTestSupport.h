@@ -14,10 +14,12 @@
 #include "moss/Runtime/moss_runtime.h"
 #include "moss/Support/HostBf16.h"
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -104,6 +106,26 @@ private:
   size_t bytes = 0;
 };
 
+/// The work `enqueue` puts on `stream`, captured into a CUDA graph and
+/// instantiated; both are destroyed with the object. capture() fails the
+/// test fatally when a step fails (call it under ASSERT_NO_FATAL_FAILURE).
+class CapturedGraph {
+public:
+  CapturedGraph() = default;
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph &) = delete;
+  CapturedGraph &operator=(const CapturedGraph &) = delete;
+  void capture(cudaStream_t stream, const std::function<void()> &enqueue,
+               cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal);
+  cudaError_t launch(cudaStream_t stream) const {
+    return cudaGraphLaunch(exec, stream);
+  }
+
+private:
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
 void upload(void *device, const std::vector<uint16_t> &host);
 std::vector<uint16_t> download(const void *device, size_t elements);
 /// Fills `elements` bf16 values at `device` with NaN (0x7FC0).
@@ -143,6 +165,11 @@ struct RuntimeHandle {
   moss_runtime_t rt = nullptr;
   ~RuntimeHandle() { moss_runtime_destroy(rt); }
 };
+
+/// A runtime for `dir` and testWhitelist() created while environment
+/// variable `name` = `value` (restored afterwards).
+moss_status_t createWithEnv(const std::string &dir, const char *name,
+                            const std::string &value, RuntimeHandle &out);
 
 } // namespace moss::runtime::test
 
