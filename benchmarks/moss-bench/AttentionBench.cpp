@@ -56,7 +56,9 @@ struct Row {
   Case c;
   int64_t splits = 0;
   int64_t kvGroups = 0;
-  double bthd = -1, bhtd = -1, bhtdCopy = -1, upstream = -1;
+  /// bthdPdl: bthd with MOSS_ATTENTION_PDL=1 (each call of the graph may
+  /// be scheduled while the previous one finishes).
+  double bthd = -1, bthdPdl = -1, bhtd = -1, bhtdCopy = -1, upstream = -1;
   double errBthd = -1, errBhtdCopy = -1;
   std::string error;
 };
@@ -99,8 +101,9 @@ std::vector<uint16_t> downloadBf16(const void *device, size_t n) {
   return out;
 }
 
-Row runCase(moss_runtime_t rt, const Case &c, const TimingProtocol &protocol,
-            cudaStream_t stream, std::mt19937_64 &rng) {
+Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, const Case &c,
+            const TimingProtocol &protocol, cudaStream_t stream,
+            std::mt19937_64 &rng) {
   Row row;
   row.c = c;
   auto up = kUpstream.find({c.H, c.S, c.B, c.T});
@@ -153,24 +156,28 @@ Row runCase(moss_runtime_t rt, const Case &c, const TimingProtocol &protocol,
   a.layout = MOSS_LAYOUT_BTHD;
   a.scale = 0.f;
 
-  auto attention = [&](moss_layout_t layout, void *target, cudaStream_t s) {
+  auto attention = [&](moss_layout_t layout, void *target, cudaStream_t s,
+                       moss_runtime_t on) {
     moss_attention_args call = a;
     call.layout = layout;
     call.out = target;
-    if (moss_streaming_attention(rt, &call, s) == MOSS_OK)
+    if (moss_streaming_attention(on, &call, s) == MOSS_OK)
       return true;
     if (row.error.empty())
-      row.error = moss_runtime_last_error(rt);
+      row.error = moss_runtime_last_error(on);
     return false;
   };
   auto bthdCall = [&](int, int, cudaStream_t s) {
-    return attention(MOSS_LAYOUT_BTHD, out.get(), s);
+    return attention(MOSS_LAYOUT_BTHD, out.get(), s, rt);
+  };
+  auto bthdPdlCall = [&](int, int, cudaStream_t s) {
+    return attention(MOSS_LAYOUT_BTHD, out.get(), s, rtPdl);
   };
   auto bhtdCall = [&](int, int, cudaStream_t s) {
-    return attention(MOSS_LAYOUT_BHTD, bhtd.get(), s);
+    return attention(MOSS_LAYOUT_BHTD, bhtd.get(), s, rt);
   };
   auto bhtdCopyCall = [&](int, int, cudaStream_t s) {
-    if (!attention(MOSS_LAYOUT_BHTD, bhtd.get(), s))
+    if (!attention(MOSS_LAYOUT_BHTD, bhtd.get(), s, rt))
       return false;
     cudaError_t e = launchBhtdToBthd(bhtd.get(), out.get(), c.B, c.H, c.T, s);
     if (e != cudaSuccess && row.error.empty())
@@ -184,6 +191,15 @@ Row runCase(moss_runtime_t rt, const Case &c, const TimingProtocol &protocol,
   if (bthdCall(0, 0, stream) && cudaStreamSynchronize(stream) == cudaSuccess)
     row.errBthd = relativeL2(downloadBf16(out.get(), outElems), ref);
   row.bthd = timePerCallUs(stream, protocol, 1, bthdCall, err);
+  // The programmatic launch runs the same kernel: it must give the same
+  // bits (checked once here, the timing loop repeats it).
+  poisonOut();
+  if (bthdPdlCall(0, 0, stream) &&
+      cudaStreamSynchronize(stream) == cudaSuccess &&
+      relativeL2(downloadBf16(out.get(), outElems), ref) != row.errBthd &&
+      row.error.empty())
+    row.error = "the programmatic launch gave different results";
+  row.bthdPdl = timePerCallUs(stream, protocol, 1, bthdPdlCall, err);
   row.bhtd = timePerCallUs(stream, protocol, 1, bhtdCall, err);
   poisonOut();
   if (bhtdCopyCall(0, 0, stream) &&
@@ -203,24 +219,27 @@ int runAttentionBench(const AttentionBenchOptions &o) {
     std::fprintf(stderr, "moss-bench: no CUDA device\n");
     return 1;
   }
-  moss_runtime_t rt = nullptr;
+  moss_runtime_t rt = nullptr, rtPdl = nullptr;
   if (!std::filesystem::exists(o.kernelsDir + "/manifest.json")) {
     std::fprintf(stderr, "moss-bench: no manifest.json in %s\n",
                  o.kernelsDir.c_str());
     return 1;
   }
-  if (moss_runtime_create(o.kernelsDir.c_str(), o.whitelist.c_str(), &rt) !=
-      MOSS_OK) {
+  if (createRuntimeWithEnv(o.kernelsDir, o.whitelist, "MOSS_ATTENTION_PDL", "0",
+                           &rt) != MOSS_OK ||
+      createRuntimeWithEnv(o.kernelsDir, o.whitelist, "MOSS_ATTENTION_PDL", "1",
+                           &rtPdl) != MOSS_OK) {
     std::fprintf(stderr, "moss-bench: %s\n", moss_runtime_last_error(nullptr));
+    moss_runtime_destroy(rt);
     return 1;
   }
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   std::mt19937_64 rng(2025);
   std::vector<Row> rows;
-  std::printf("%4s %4s %4s %3s | %6s | %8s %8s %10s | %8s | %-8s %-8s\n", "H",
-              "S", "T", "B", "sp x g", "bthd", "bhtd", "bhtd+copy", "upstream",
-              "err", "err cp");
+  std::printf("%4s %4s %4s %3s | %6s | %8s %8s %8s %10s | %8s | %-8s %-8s\n",
+              "H", "S", "T", "B", "sp x g", "bthd", "bthd+PDL", "bhtd",
+              "bhtd+copy", "upstream", "err", "err cp");
   std::vector<std::array<int64_t, 4>> cases = o.cases;
   const int64_t heads[3][2] = {{20, 125}, {12, 250}, {12, 400}};
   if (cases.empty())
@@ -229,15 +248,15 @@ int runAttentionBench(const AttentionBenchOptions &o) {
         for (int64_t b : {1, 4, 16})
           cases.push_back({hs[0], hs[1], t, b});
   for (const auto &hstb : cases) {
-    Row r = runCase(rt, {hstb[0], hstb[1], hstb[2], hstb[3]}, o.protocol,
+    Row r = runCase(rt, rtPdl, {hstb[0], hstb[1], hstb[2], hstb[3]}, o.protocol,
                     stream, rng);
     std::printf(
-        "%4lld %4lld %4lld %3lld | %6s | %8s %8s %10s | %8s | %-8s "
+        "%4lld %4lld %4lld %3lld | %6s | %8s %8s %8s %10s | %8s | %-8s "
         "%-8s%s\n",
         (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
         (std::to_string(r.splits) + "x" + std::to_string(r.kvGroups)).c_str(),
-        formatMeasured(r.bthd).c_str(), formatMeasured(r.bhtd).c_str(),
-        formatMeasured(r.bhtdCopy).c_str(),
+        formatMeasured(r.bthd).c_str(), formatMeasured(r.bthdPdl).c_str(),
+        formatMeasured(r.bhtd).c_str(), formatMeasured(r.bhtdCopy).c_str(),
         formatMeasured(r.upstream, "%.1f").c_str(),
         formatMeasured(r.errBthd, "%.1e").c_str(),
         formatMeasured(r.errBhtdCopy, "%.1e").c_str(),
@@ -291,6 +310,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
           ", \"splits\": " + std::to_string(r.splits) +
           ", \"kv_groups\": " + std::to_string(r.kvGroups) +
           ", \"bthd_us\": " + jsonNumber(r.bthd) +
+          ", \"bthd_pdl_us\": " + jsonNumber(r.bthdPdl) +
           ", \"bhtd_us\": " + jsonNumber(r.bhtd) +
           ", \"bhtd_copy_us\": " + jsonNumber(r.bhtdCopy) +
           ", \"upstream_us\": " + jsonNumber(r.upstream) +
@@ -309,6 +329,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
     }
   }
   cudaStreamDestroy(stream);
+  moss_runtime_destroy(rtPdl);
   moss_runtime_destroy(rt);
   return code;
 }

@@ -5,10 +5,27 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
 namespace moss::bench {
+
+moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
+                                   const std::string &whitelist,
+                                   const char *name, const char *value,
+                                   moss_runtime_t *out) {
+  const char *old = std::getenv(name);
+  std::string saved = old ? old : "";
+  setenv(name, value, 1);
+  moss_status_t status =
+      moss_runtime_create(kernelsDir.c_str(), whitelist.c_str(), out);
+  if (old)
+    setenv(name, saved.c_str(), 1);
+  else
+    unsetenv(name);
+  return status;
+}
 
 std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
                                     const std::vector<uint16_t> &w,

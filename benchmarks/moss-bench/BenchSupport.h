@@ -6,6 +6,7 @@
 
 #include "TextCells.h"
 
+#include "moss/Runtime/moss_runtime.h"
 #include "moss/Support/HostBf16.h"
 #include <cuda_runtime_api.h>
 
@@ -29,6 +30,14 @@ std::vector<double> referenceOutput(const std::vector<uint16_t> &x,
                                     const std::vector<uint16_t> &residual,
                                     int64_t m, int64_t n, int64_t k, int mode);
 using host::relativeL2;
+
+/// moss_runtime_create(kernelsDir, whitelist) while environment variable
+/// `name` = `value` (restored afterwards): the runtime reads its launch
+/// switches (MOSS_CODEC_GEMM_PDL, MOSS_ATTENTION_PDL) at create.
+moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
+                                   const std::string &whitelist,
+                                   const char *name, const char *value,
+                                   moss_runtime_t *out);
 
 /// `text` as a JSON string literal (quotes, backslashes and control
 /// characters escaped).

@@ -67,16 +67,8 @@ struct Result {
 /// moss_runtime_create with MOSS_CODEC_GEMM_PDL set to `pdl` (restored).
 moss_status_t createRuntime(const Options &o, const char *pdl,
                             moss_runtime_t *out) {
-  const char *old = std::getenv("MOSS_CODEC_GEMM_PDL");
-  std::string saved = old ? old : "";
-  setenv("MOSS_CODEC_GEMM_PDL", pdl, 1);
-  moss_status_t status =
-      moss_runtime_create(o.kernelsDir.c_str(), o.whitelist.c_str(), out);
-  if (old)
-    setenv("MOSS_CODEC_GEMM_PDL", saved.c_str(), 1);
-  else
-    unsetenv("MOSS_CODEC_GEMM_PDL");
-  return status;
+  return createRuntimeWithEnv(o.kernelsDir, o.whitelist, "MOSS_CODEC_GEMM_PDL",
+                              pdl, out);
 }
 
 void usage() {

@@ -149,8 +149,10 @@ struct AttentionCall {
 
 Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                        const LoadedAttention &loaded, const AttentionCall &c,
-                       const WorkspaceSlot *slot, int64_t forcedSplits,
-                       int64_t forcedGroups) {
+                       const WorkspaceSlot *slot,
+                       const WorkspaceConfig &tuning) {
+  const int64_t forcedSplits = tuning.attentionSplits;
+  const int64_t forcedGroups = tuning.attentionKvGroups;
   const moss_attention_args &a = c.a;
   config::AttentionLaunch launch;
   std::string err;
@@ -199,11 +201,25 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
 
   // The function of the launch's key-group count (1..4 by the rule).
   size_t fn = static_cast<size_t>(launch.kvGroups - 1);
-  CUresult result = api.launchKernel(
-      loaded.byGroups[fn], static_cast<unsigned>(launch.gridX),
-      static_cast<unsigned>(launch.gridY), static_cast<unsigned>(launch.splits),
-      static_cast<unsigned>(launch.threads), 1, 1,
-      static_cast<unsigned>(launch.sharedBytes), c.stream, params, nullptr);
+  CUlaunchConfig cfg = {};
+  cfg.gridDimX = static_cast<unsigned>(launch.gridX);
+  cfg.gridDimY = static_cast<unsigned>(launch.gridY);
+  cfg.gridDimZ = static_cast<unsigned>(launch.splits);
+  cfg.blockDimX = static_cast<unsigned>(launch.threads);
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = static_cast<unsigned>(launch.sharedBytes);
+  cfg.hStream = c.stream;
+  // The kernel runs griddepcontrol either way; only this attribute lets it
+  // be scheduled before the previous kernel in the stream has finished.
+  CUlaunchAttribute overlap = {};
+  overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  overlap.value.programmaticStreamSerializationAllowed = 1;
+  if (tuning.attentionProgrammaticLaunch) {
+    cfg.attrs = &overlap;
+    cfg.numAttrs = 1;
+  }
+  CUresult result =
+      api.launchKernelEx(&cfg, loaded.byGroups[fn], params, nullptr);
   if (result != CUDA_SUCCESS)
     return cudaFailure("launching " + kernel.record.functions[fn].symbol,
                        result);
@@ -241,8 +257,7 @@ Status runAttention(moss_runtime_s &rt, const AttentionCall &c) {
   }
   const WorkspaceConfig &tuning = rt.modules->workspaceConfig();
   status = launchAttention(api, kernels.attention.front(),
-                           state->attention.front(), c, slot,
-                           tuning.attentionSplits, tuning.attentionKvGroups);
+                           state->attention.front(), c, slot, tuning);
   if (!status.ok())
     return failure(status.code, label + status.message);
   return success();

@@ -94,7 +94,7 @@ Status loadFunction(const DriverApi &api, CUmodule module,
 Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   WorkspaceConfig config;
   long slots = static_cast<long>(config.slots);
-  long splits = 0, groups = 0, pdl = 0;
+  long splits = 0, groups = 0, pdl = 0, attentionPdl = 0;
   Status status = intFromEnv("MOSS_RUNTIME_WORKSPACE_SLOTS", 1, 64, slots);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_SPLITS", 1,
@@ -104,10 +104,13 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
                         moss::config::kAttentionMaxKvGroups, groups);
   if (status.ok())
     status = intFromEnv("MOSS_CODEC_GEMM_PDL", 0, 1, pdl);
+  if (status.ok())
+    status = intFromEnv("MOSS_ATTENTION_PDL", 0, 1, attentionPdl);
   if (!status.ok())
     return status;
   config.slots = static_cast<size_t>(slots);
   config.gemmProgrammaticLaunch = pdl == 1;
+  config.attentionProgrammaticLaunch = attentionPdl == 1;
   config.attentionSplits = splits;
   config.attentionKvGroups = groups;
   out = config;

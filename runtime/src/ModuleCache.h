@@ -43,11 +43,15 @@ struct WorkspaceConfig {
   /// dependents of the previous kernel in the stream (they fetch W before
   /// waiting for it; docs/kernel-abi.md).
   bool gemmProgrammaticLaunch = false;
+  /// MOSS_ATTENTION_PDL=1: attention is launched likewise (it touches
+  /// global memory only after griddepcontrol.wait, so nothing is assumed).
+  bool attentionProgrammaticLaunch = false;
 };
 
 /// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4),
 /// MOSS_ATTENTION_SPLITS (1..16), MOSS_ATTENTION_KV_GROUPS (1..4; both
-/// default to the launch rule) and MOSS_CODEC_GEMM_PDL (0 or 1, default 0).
+/// default to the launch rule), MOSS_CODEC_GEMM_PDL and MOSS_ATTENTION_PDL
+/// (0 or 1, default 0).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
 struct WorkspaceSlot {

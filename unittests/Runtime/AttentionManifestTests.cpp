@@ -134,7 +134,7 @@ TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
         rec(m).params["abi_version"] = 1; // main + combine kernel
         rec(m).params["head_dim"] = 128;  // reported after the version
       },
-      "\"params.abi_version\" = 1, expected 3");
+      "\"params.abi_version\" = 1, expected 4");
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
       "\"params.abi_version\" is missing");

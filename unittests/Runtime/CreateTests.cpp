@@ -325,4 +325,9 @@ TEST(RuntimeCreate, BadGemmPdlVariable) {
                                "0..1");
 }
 
+TEST(RuntimeCreate, BadAttentionPdlVariable) {
+  expectIntegerVariableRefused("MOSS_ATTENTION_PDL", {"2", "-1", "on", ""},
+                               "0..1");
+}
+
 } // namespace

@@ -23,7 +23,7 @@ __global__ void delayedCopyKernel(DelayedCopy copy) {
   while (clock64() - start < copy.spinCycles) {
   }
   copy16(copy.watch, copy.seen, copy.watchBytes);
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < DelayedCopy::kPairs; ++i)
     copy16(copy.src[i], copy.dst[i], copy.bytes[i]);
 }
 

@@ -18,9 +18,10 @@
 namespace moss::runtime::test {
 
 struct DelayedCopy {
-  const void *src[2] = {};
-  void *dst[2] = {};
-  size_t bytes[2] = {};        ///< Multiples of 16; 0 skips the pair.
+  static constexpr int kPairs = 4;
+  const void *src[kPairs] = {};
+  void *dst[kPairs] = {};
+  size_t bytes[kPairs] = {};   ///< Multiples of 16; 0 skips the pair.
   const void *watch = nullptr; ///< Copied into `seen` after the spin.
   void *seen = nullptr;
   size_t watchBytes = 0; ///< Multiple of 16.

@@ -56,6 +56,16 @@
  * unchanged. Leave it off if weights may be rewritten by the kernel just
  * before a GEMM on the same stream.
  *
+ * MOSS_ATTENTION_PDL=1 (read at create; 0 or unset = off) launches
+ * moss_streaming_attention the same way. It assumes nothing: the kernel
+ * reads and writes global memory only after the previous kernel in the
+ * stream has completed, so only its launch and index math overlap that
+ * kernel's end. Measured on an H200 (benchmarks/results/2026-12-04-h200),
+ * attention calls following each other in a CUDA graph: about 0.5 us less
+ * per call for most decoder cases, but up to 0.9 us more for some grids of
+ * several hundred CTAs or several splits; see that README before turning it
+ * on.
+ *
  * Thread safety: every function may be called concurrently from several
  * threads on one runtime, except moss_runtime_destroy, which must not race
  * with any other call on that runtime and must come after the GPU work it

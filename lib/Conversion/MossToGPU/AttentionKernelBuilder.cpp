@@ -1543,6 +1543,13 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
 }
 
 void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
+  // Programmatic dependent launch (docs/kernel-abi.md, ABI 4): the next
+  // kernel may be scheduled once every CTA of this one runs, and this one
+  // touches global memory only after griddepcontrol.wait, so a programmatic
+  // launch overlaps only the launch and the index math below with the
+  // previous kernel. Without one both instructions do nothing.
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
   mv.tid = threadIdx();
   mv.threads = blockDim();
   mv.laneId = remU(mv.tid, 32);
@@ -1585,6 +1592,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   // past T read row T-1 and are never stored.
   Value b64 = toI64(mv.b), h64 = toI64(mv.h);
   mv.kv = LLVM::AddressOfOp::create(b, loc, sharedPtr, smemName);
+  // Every read of q, k, v, mask and workspace and every write follow.
+  NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   Value qHead = elementPtr(
       arg(kQ), bf16, add(mul(b64, arg(kQStrideB)), mul(h64, arg(kQStrideH))));
   Value slotElems =

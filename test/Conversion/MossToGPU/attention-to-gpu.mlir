@@ -1,4 +1,38 @@
 // RUN: moss-opt %s -split-input-file -moss-convert-to-gpu | FileCheck %s
+// RUN: moss-opt %s -split-input-file -moss-convert-to-gpu | FileCheck %s --check-prefix=PDL
+
+// Programmatic dependent launch (ABI 4): every function lets the next kernel
+// be scheduled first thing and waits for the previous one before its first
+// access to global memory (a copy or a load).
+// PDL-LABEL: gpu.func @streaming_attention_d64_g1(
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL: nvvm.griddepcontrol wait
+// PDL-NOT: nvvm.griddepcontrol
+// PDL-LABEL: gpu.func @streaming_attention_d64_g2(
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL: nvvm.griddepcontrol wait
+// PDL-NOT: nvvm.griddepcontrol
+// PDL-LABEL: gpu.func @streaming_attention_d64_g3(
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL: nvvm.griddepcontrol wait
+// PDL-NOT: nvvm.griddepcontrol
+// PDL-LABEL: gpu.func @streaming_attention_d64_g4(
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL: nvvm.griddepcontrol wait
+// PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
 
 // Default layout (bthd): the generated kernels, then host code that passes
 // the operands' strides, allocates [B,T,H,D] storage, returns it as the
