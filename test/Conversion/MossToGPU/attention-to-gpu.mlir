@@ -1,36 +1,52 @@
 // RUN: moss-opt %s -split-input-file -moss-convert-to-gpu | FileCheck %s
 // RUN: moss-opt %s -split-input-file -moss-convert-to-gpu | FileCheck %s --check-prefix=PDL
 
-// Programmatic dependent launch (ABI 4): every function lets the next kernel
-// be scheduled first thing and waits for the previous one before its first
-// access to global memory (a copy or a load).
+// Programmatic dependent launch (ABI 4): every function waits for the
+// previous kernel before its first access to global memory (a copy, a load
+// or a store) and lets the next one be scheduled after its key tiles: no
+// MMA follows the trigger.
 // PDL-LABEL: gpu.func @streaming_attention_d64_g1(
-// PDL-NEXT: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
 // PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
 // PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
 // PDL-LABEL: gpu.func @streaming_attention_d64_g2(
-// PDL-NEXT: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
 // PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
 // PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
 // PDL-LABEL: gpu.func @streaming_attention_d64_g3(
-// PDL-NEXT: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
 // PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
 // PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
 // PDL-LABEL: gpu.func @streaming_attention_d64_g4(
-// PDL-NEXT: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
 // PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
 // PDL-NOT: nvvm.griddepcontrol
 // PDL: gpu.return
 
