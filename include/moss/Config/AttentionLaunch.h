@@ -26,9 +26,9 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// 2: split-KV merged in the kernel (workspace counters), no combine kernel.
 /// 3: one function per key-group count G (attentionKernelSymbol), the
 /// groups merged in shared memory, dynamic shared memory sized by the launch
-/// rule. 4: griddepcontrol (launch_dependents at the start, wait before the
-/// first access to global memory), so the runtime may launch it as a
-/// programmatic dependent (MOSS_ATTENTION_PDL=1).
+/// rule. 4: griddepcontrol (wait before the first access to global memory,
+/// launch_dependents after the last key tile), so the runtime may launch it
+/// as a programmatic dependent (MOSS_ATTENTION_PDL=1).
 constexpr int64_t kAttentionAbiVersion = 4;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
