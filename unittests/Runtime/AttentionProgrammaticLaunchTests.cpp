@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DelayedCopy.h"
+#include "ProgrammaticLaunchCheck.h"
 #include "RuntimeTestSupport.h"
 
 #include "moss/Config/AttentionLaunch.h"
@@ -193,30 +194,15 @@ protected:
 };
 
 TEST_F(AttentionProgrammaticLaunch, WaitsForThePreviousKernelEagerly) {
-  for (const auto &c : cases) {
-    c->enqueuePrologue(stream);
-    ASSERT_EQ(c->run(pdl.rt, /*fresh=*/false, *c->out, stream), MOSS_OK)
-        << moss_runtime_last_error(pdl.rt);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    c->check("eager");
-  }
+  checkEagerly(cases, stream, pdl.rt, [&](const Case &c) {
+    return c.run(pdl.rt, /*fresh=*/false, *c.out, stream);
+  });
 }
 
 TEST_F(AttentionProgrammaticLaunch, WaitsForThePreviousKernelInAGraph) {
-  CapturedGraph graph;
-  ASSERT_NO_FATAL_FAILURE(graph.capture(stream, [&] {
-    for (const auto &c : cases) {
-      c->enqueuePrologue(stream);
-      EXPECT_EQ(c->run(pdl.rt, /*fresh=*/false, *c->out, stream), MOSS_OK)
-          << moss_runtime_last_error(pdl.rt);
-    }
-  }));
-  for (int replay = 0; replay < 3; ++replay) {
-    ASSERT_EQ(graph.launch(stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    for (const auto &c : cases)
-      c->check("graph replay " + std::to_string(replay));
-  }
+  checkGraphReplays(cases, stream, pdl.rt, [&](const Case &c) {
+    return c.run(pdl.rt, /*fresh=*/false, *c.out, stream);
+  });
 }
 
 } // namespace

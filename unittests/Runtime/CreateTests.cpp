@@ -60,29 +60,6 @@ void expectHostChecksPassed(const CreateResult &r, const std::string &dir) {
   }
 }
 
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      previous = old, hadPrevious = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadPrevious)
-      setenv(name, previous.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string previous;
-  bool hadPrevious = false;
-};
-
 TEST(RuntimeCreate, NullOutIsInvalidArgument) {
   EXPECT_EQ(moss_runtime_create(nullptr, nullptr, nullptr),
             MOSS_ERROR_INVALID_ARGUMENT);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DelayedCopy.h"
+#include "ProgrammaticLaunchCheck.h"
 #include "RuntimeTestSupport.h"
 
 #include "moss/Config/Whitelist.h"
@@ -155,31 +156,15 @@ protected:
 };
 
 TEST_F(ProgrammaticLaunch, WaitsForThePreviousKernelEagerly) {
-  for (const auto &p : problems) {
-    p->enqueuePrologue(stream);
-    ASSERT_EQ(p->gemm(pdl.rt, *p->x, *p->res, *p->out, stream), MOSS_OK)
-        << moss_runtime_last_error(pdl.rt);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    p->check("eager");
-  }
+  checkEagerly(problems, stream, pdl.rt, [&](const Problem &p) {
+    return p.gemm(pdl.rt, *p.x, *p.res, *p.out, stream);
+  });
 }
 
 TEST_F(ProgrammaticLaunch, WaitsForThePreviousKernelInAGraph) {
-  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-  CapturedGraph graph;
-  ASSERT_NO_FATAL_FAILURE(graph.capture(stream, [&] {
-    for (const auto &p : problems) {
-      p->enqueuePrologue(stream);
-      EXPECT_EQ(p->gemm(pdl.rt, *p->x, *p->res, *p->out, stream), MOSS_OK)
-          << moss_runtime_last_error(pdl.rt);
-    }
-  }));
-  for (int replay = 0; replay < 3; ++replay) {
-    ASSERT_EQ(graph.launch(stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    for (const auto &p : problems)
-      p->check("graph replay " + std::to_string(replay));
-  }
+  checkGraphReplays(problems, stream, pdl.rt, [&](const Problem &p) {
+    return p.gemm(pdl.rt, *p.x, *p.res, *p.out, stream);
+  });
 }
 
 } // namespace

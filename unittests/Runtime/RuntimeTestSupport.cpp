@@ -288,18 +288,26 @@ size_t countNaN(const std::vector<uint16_t> &values) {
       }));
 }
 
-moss_status_t createWithEnv(const std::string &dir, const char *name,
-                            const std::string &value, RuntimeHandle &out) {
-  const char *old = std::getenv(name);
-  std::string saved = old ? old : "";
-  setenv(name, value.c_str(), 1);
-  moss_status_t created =
-      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &out.rt);
-  if (old)
-    setenv(name, saved.c_str(), 1);
+ScopedEnv::ScopedEnv(const char *name, const char *value) : name(name) {
+  if (const char *old = std::getenv(name))
+    previous = old, hadPrevious = true;
+  if (value)
+    setenv(name, value, 1);
   else
     unsetenv(name);
-  return created;
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (hadPrevious)
+    setenv(name, previous.c_str(), 1);
+  else
+    unsetenv(name);
+}
+
+moss_status_t createWithEnv(const std::string &dir, const char *name,
+                            const std::string &value, RuntimeHandle &out) {
+  ScopedEnv env(name, value.c_str());
+  return moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &out.rt);
 }
 
 } // namespace moss::runtime::test

@@ -166,6 +166,21 @@ struct RuntimeHandle {
   ~RuntimeHandle() { moss_runtime_destroy(rt); }
 };
 
+/// Environment variable `name` set to `value` (unset for nullptr) for the
+/// object's lifetime, then restored.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name;
+  std::string previous;
+  bool hadPrevious = false;
+};
+
 /// A runtime for `dir` and testWhitelist() created while environment
 /// variable `name` = `value` (restored afterwards).
 moss_status_t createWithEnv(const std::string &dir, const char *name,
