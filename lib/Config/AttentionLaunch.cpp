@@ -21,8 +21,6 @@ const std::map<std::string, int64_t> &attentionKernelParams() {
       {"keys_per_tile", kAttentionKeysPerTile},
       {"rows_per_warp", kAttentionRowsPerWarp},
       {"max_warps", kAttentionMaxWarps},
-      {"workspace_floats_per_row", kAttentionWorkspaceFloatsPerRow},
-      {"counters", kAttentionCounters},
       {"min_ctas_per_sm", kAttentionMinCtasPerSm},
       {"grouped_min_ctas_per_sm", kAttentionGroupedMinCtasPerSm},
       {"sms", kAttentionSms},
@@ -38,7 +36,6 @@ const std::vector<std::string> &attentionKernelArgNames() {
                                                  "v",
                                                  "mask",
                                                  "out",
-                                                 "workspace",
                                                  "q_stride_b",
                                                  "q_stride_h",
                                                  "q_stride_t",
@@ -117,6 +114,10 @@ int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
   // CTAs already keep four warps busy; H200, H=12 S=400 T=32 B=8: 2 splits x
   // 2 groups 11.3 us against 9.7 unsplit).
   int64_t bound = slots / ((groups > 1 ? 4 : 2) * ctas);
+  // And one CTA an SM: past that the clusters of a split grid cost more
+  // than they save (H200, one group: H=12 S=400 T=240 B=1 4 splits 12.4 us
+  // against 2 splits 8.9; S=250 T=480 B=1 2 splits 8.4 against 7.9 unsplit).
+  bound = std::min(bound, kAttentionSms / ctas);
   // A split's merge costs in proportion to its rows: one row warp may split
   // down to one trip, more keep two (H200, tiny grids, H=12 S=400: B=1 T=32
   // 4 splits 7.8 us against 7 splits 8.2, B=2 7.9 against 10.0; S=250 B=1
@@ -176,7 +177,7 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   int64_t groups = groupsFor(launch.rowWarps, launch.keyTiles,
                              launch.gridX * launch.gridY, kvGroups);
   int64_t wanted = splits ? splits : splitsFor(b, h, t, s, groups);
-  wanted = std::min(wanted, launch.keyTiles);
+  wanted = std::min({wanted, launch.keyTiles, kAttentionMaxSplits});
   launch.tilesPerSplit = ceilDiv(launch.keyTiles, wanted);
   launch.splits = ceilDiv(launch.keyTiles, launch.tilesPerSplit);
   launch.kvGroups = std::min(groups, launch.tilesPerSplit);
@@ -185,28 +186,6 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.stages = attentionStages(launch.kvGroups);
   launch.sharedBytes = launch.stages * launch.kvGroups * kAttentionSlotBytes +
                        launch.warps * kAttentionQBytesPerWarp;
-  if (launch.splits > 1) {
-    // B*H*T rows of the workspace, in 64 bits.
-    int64_t rows = launch.gridX;
-    if (rows > INT64_MAX / t) {
-      err = "B * H * T overflows 64 bits";
-      return false;
-    }
-    rows *= t;
-    int64_t perSplit = kAttentionWorkspaceFloatsPerRow * 4;
-    if (launch.gridX * launch.gridY > kAttentionCounters) {
-      err = "split-KV over B * H * row blocks = " +
-            std::to_string(launch.gridX * launch.gridY) + " needs more than " +
-            std::to_string(kAttentionCounters) + " counters (use splits = 1)";
-      return false;
-    }
-    int64_t counterBytes = kAttentionCounters * 4;
-    if (rows > (INT64_MAX - counterBytes) / perSplit / launch.splits) {
-      err = "the split-KV workspace size overflows 64 bits";
-      return false;
-    }
-    launch.workspaceBytes = counterBytes + launch.splits * rows * perSplit;
-  }
   out = launch;
   return true;
 }

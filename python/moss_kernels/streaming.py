@@ -146,7 +146,7 @@ _capture_streams: dict[torch.device, torch.cuda.Stream] = {}
 
 def _capture_stream(device: torch.device) -> torch.cuda.Stream:
     # One side stream per device for every capture: the runtime binds a
-    # workspace slot to each stream it sees, and has only a few.
+    # (cuBLASLt) workspace slot to each stream it sees, and has only a few.
     if device not in _capture_streams:
         _capture_streams[device] = torch.cuda.Stream(device)
     return _capture_streams[device]

@@ -105,9 +105,9 @@ def test_streaming_attention_matches_reference(cuda_device, b, h, t, s):
 
 
 def test_streaming_attention_does_not_depend_on_earlier_calls(cuda_device):
-    """Split-KV state in the stream's workspace must not leak between calls
-    of different shapes: a call gives the same bits before and after one of
-    another shape (every key allowed, so every split holds data)."""
+    """Nothing of a split-KV call may leak into the next one of another shape:
+    a call gives the same bits before and after it (every key allowed, so
+    every split holds data)."""
     small = _attention_operands(1, 12, 32, 250, cuda_device, seed=3)
     large = _attention_operands(4, 12, 56, 250, cuda_device, seed=4)
     for _, _, _, mask in (small, large):

@@ -1,10 +1,10 @@
 //===- AttentionEntry.cpp - moss_streaming_attention ----------------------===//
 //
 // One call: validate against the generated kernel's real requirements
-// (docs/kernel-abi.md, "Attention kernel ABI"), find the context's state and
-// the stream's workspace slot, apply the shared launch rule
-// (moss::config::deriveAttentionLaunch) and launch the kernel; with split-KV
-// it merges the splits itself, through the slot's counters. No host sync, no
+// (docs/kernel-abi.md, "Attention kernel ABI"), find the context's state,
+// apply the shared launch rule (moss::config::deriveAttentionLaunch) and
+// launch the kernel; with split-KV the splits are one thread-block cluster
+// and merge in the kernel. No host sync, no
 // allocation, no module loading once the context is set up: calls can be
 // captured into CUDA graphs. There is no hand-written fallback by design.
 //
@@ -149,32 +149,15 @@ struct AttentionCall {
 
 Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                        const LoadedAttention &loaded, const AttentionCall &c,
-                       const WorkspaceSlot *slot,
                        const WorkspaceConfig &tuning) {
   const int64_t forcedSplits = tuning.attentionSplits;
   const int64_t forcedGroups = tuning.attentionKvGroups;
   const moss_attention_args &a = c.a;
   config::AttentionLaunch launch;
   std::string err;
-  // A forced split count (MOSS_ATTENTION_SPLITS) the kernel cannot serve
-  // (more row blocks than counters) runs in one pass, like a missing slot.
   if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, forcedSplits,
-                                     forcedGroups, launch, err) &&
-      (forcedSplits == 0 ||
-       !config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1, forcedGroups,
-                                      launch, err)))
+                                     forcedGroups, launch, err))
     return invalidArgument(err);
-  void *workspace = nullptr;
-  if (launch.splits > 1) {
-    if (slot && slot->attention &&
-        slot->attentionBytes >= static_cast<size_t>(launch.workspaceBytes)) {
-      workspace = slot->attention;
-    } else if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, 1,
-                                              forcedGroups, launch, err)) {
-      // No workspace (stream without a slot): one pass over the keys.
-      return invalidArgument(err);
-    }
-  }
   const void *q = a.q, *k = a.k, *v = a.v, *mask = a.mask;
   void *out = a.out;
   int64_t strides[12] = {a.q_stride[0],    a.q_stride[1],    a.q_stride[2],
@@ -189,15 +172,15 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   int32_t layout = static_cast<int32_t>(a.layout);
   int32_t skip = a.skip_empty_tiles ? 1 : 0;
   int32_t splits = static_cast<int32_t>(launch.splits);
-  void *params[26] = {&q, &k, &v, &mask, &out, &workspace};
+  void *params[25] = {&q, &k, &v, &mask, &out};
   for (int i = 0; i < 12; ++i)
-    params[6 + i] = &strides[i];
+    params[5 + i] = &strides[i];
   for (int i = 0; i < 4; ++i)
-    params[18 + i] = &sizes[i];
-  params[22] = &scale;
-  params[23] = &layout;
-  params[24] = &skip;
-  params[25] = &splits;
+    params[17 + i] = &sizes[i];
+  params[21] = &scale;
+  params[22] = &layout;
+  params[23] = &skip;
+  params[24] = &splits;
 
   // The function of the launch's key-group count (1..4 by the rule).
   size_t fn = static_cast<size_t>(launch.kvGroups - 1);
@@ -209,15 +192,26 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   cfg.blockDimY = cfg.blockDimZ = 1;
   cfg.sharedMemBytes = static_cast<unsigned>(launch.sharedBytes);
   cfg.hStream = c.stream;
+  // The splits of one (b, h, row block) merge through distributed shared
+  // memory: they form one cluster (1, 1, splits).
+  CUlaunchAttribute attrs[2] = {};
+  unsigned numAttrs = 0;
+  if (launch.splits > 1) {
+    CUlaunchAttribute &cluster = attrs[numAttrs++];
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = 1;
+    cluster.value.clusterDim.y = 1;
+    cluster.value.clusterDim.z = static_cast<unsigned>(launch.splits);
+  }
   // The kernel runs griddepcontrol either way; only this attribute lets it
   // be scheduled before the previous kernel in the stream has finished.
-  CUlaunchAttribute overlap = {};
-  overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  overlap.value.programmaticStreamSerializationAllowed = 1;
   if (tuning.attentionProgrammaticLaunch) {
-    cfg.attrs = &overlap;
-    cfg.numAttrs = 1;
+    CUlaunchAttribute &overlap = attrs[numAttrs++];
+    overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    overlap.value.programmaticStreamSerializationAllowed = 1;
   }
+  cfg.attrs = numAttrs ? attrs : nullptr;
+  cfg.numAttrs = numAttrs;
   CUresult result =
       api.launchKernelEx(&cfg, loaded.byGroups[fn], params, nullptr);
   if (result != CUDA_SUCCESS)
@@ -250,14 +244,9 @@ Status runAttention(moss_runtime_s &rt, const AttentionCall &c) {
   if (!status.ok())
     return failure(status.code, label + status.message);
   const DriverApi &api = *driverApi();
-  const WorkspaceSlot *slot = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    slot = state->slotForLocked(streamKey(api, c.stream));
-  }
   const WorkspaceConfig &tuning = rt.modules->workspaceConfig();
   status = launchAttention(api, kernels.attention.front(),
-                           state->attention.front(), c, slot, tuning);
+                           state->attention.front(), c, tuning);
   if (!status.ok())
     return failure(status.code, label + status.message);
   return success();

@@ -70,9 +70,7 @@ Status resolveAll() {
       resolve("cuLaunchKernel", api.launchKernel, kDriverAbiVersion, err) &&
       resolve("cuLaunchKernelEx", api.launchKernelEx, kDriverAbiVersion, err) &&
       resolve("cuMemAlloc", api.memAlloc, kDriverAbiVersion, err) &&
-      resolve("cuMemFree", api.memFree, kDriverAbiVersion, err) &&
-      resolve("cuMemsetD8", api.memsetD8, kDriverAbiVersion, err) &&
-      resolve("cuCtxSynchronize", api.ctxSynchronize, kDriverAbiVersion, err);
+      resolve("cuMemFree", api.memFree, kDriverAbiVersion, err);
   if (!ok)
     return failure(MOSS_ERROR_CUDA, "CUDA driver too old: " + err);
   // cuFuncLoad only forces eager loading under CUDA_MODULE_LOADING=LAZY.

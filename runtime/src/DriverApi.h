@@ -43,8 +43,6 @@ struct DriverApi {
   PFN_cuLaunchKernelEx_v11060 launchKernelEx = nullptr;
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
-  PFN_cuMemsetD8_v3020 memsetD8 = nullptr;
-  PFN_cuCtxSynchronize_v2000 ctxSynchronize = nullptr;
 };
 
 /// Resolves the entry points once per process. Fails with MOSS_ERROR_CUDA

@@ -297,37 +297,6 @@ Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
 
 } // namespace
 
-int64_t maxAttentionRuleWorkspaceBytes() {
-  // splits > 1 needs ctas = B*H*gridY <= slots / 4 (a bound of at least 2)
-  // with slots <= 132 * 6, and the split count depends only on ctas, the
-  // row warps (by T) and the key tiles (S); it is at most ceil(trips /
-  // minTrips) with minTrips <= 2 and trips = ceil(tiles / groups), capped at
-  // kAttentionMaxSplits, so tiles beyond 2 * 16 * 4 change nothing; rows =
-  // B*H*T <= ctas * 16 * rowWarps. So B = ctas, H = 1, T = 16 * rowWarps and
-  // S = 64 tiles of keys for every tile count up to that covers every case
-  // the rule can produce.
-  int64_t most = 0;
-  int64_t maxSlots =
-      config::kAttentionSms * config::kAttentionCtasPerSmBySlots[2];
-  for (int64_t rowWarps = 1; rowWarps <= config::kAttentionMaxWarps;
-       ++rowWarps) {
-    int64_t t = config::kAttentionRowsPerWarp * rowWarps;
-    for (int64_t ctas = 1; 4 * ctas <= maxSlots; ++ctas) {
-      for (int64_t tiles = 2; tiles <= 2 * config::kAttentionMaxSplits *
-                                           config::kAttentionMaxKvGroups;
-           ++tiles) {
-        config::AttentionLaunch launch;
-        std::string err;
-        if (config::deriveAttentionLaunch(ctas, 1, t,
-                                          tiles * config::kAttentionKeysPerTile,
-                                          0, 0, launch, err))
-          most = std::max(most, launch.workspaceBytes);
-      }
-    }
-  }
-  return most;
-}
-
 const GemmKernel *KernelSet::find(int64_t m, int64_t n, int64_t k,
                                   int ep) const {
   auto it = selected.find({m, n, k, ep});
@@ -383,7 +352,6 @@ Status loadKernelSet(const char *kernelsDir, const char *whitelistPath,
     if (!status.ok())
       return status;
     set.attention.push_back(std::move(kernel));
-    set.attentionWorkspaceBytes = maxAttentionRuleWorkspaceBytes();
   }
 
   if (whitelistPath && *whitelistPath) {

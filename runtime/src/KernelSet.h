@@ -52,18 +52,10 @@ struct KernelSet {
   std::vector<AttentionKernel> attention;
   /// (m, n, k, epilogue) -> index into gemm.
   std::map<std::tuple<int64_t, int64_t, int64_t, int>, size_t> selected;
-  /// Split-KV workspace per stream slot: the most any call can need under
-  /// deriveAttentionLaunch's rule (0 without an attention kernel).
-  int64_t attentionWorkspaceBytes = 0;
 
   const GemmKernel *find(int64_t m, int64_t n, int64_t k, int ep) const;
   bool hasKernels() const { return !gemm.empty() || !attention.empty(); }
 };
-
-/// The largest workspace deriveAttentionLaunch's split rule (splits = 0) asks
-/// for, over all sizes: splits > 1 only while B*H*gridY <= half the CTA slots,
-/// so the bound is finite (about 6 MB).
-int64_t maxAttentionRuleWorkspaceBytes();
 
 /// Reads and checks kernelsDir/manifest.json, the whitelist (whitelistPath,
 /// else $MOSS_CODEC_GEMM_CONFIG) and the cubins, without touching CUDA.

@@ -339,35 +339,22 @@ Status ModuleCache::setUp(ContextState &state) {
   }
 
   size_t cublasBytes = roundUp(config.cublasBytes);
-  size_t attentionBytes =
-      roundUp(static_cast<size_t>(kernels.attentionWorkspaceBytes));
-  size_t slotBytes = cublasBytes + attentionBytes;
-  if (slotBytes && config.slots) {
-    result = api.memAlloc(&state.workspace, slotBytes * config.slots);
+  if (cublasBytes && config.slots) {
+    result = api.memAlloc(&state.workspace, cublasBytes * config.slots);
     if (result != CUDA_SUCCESS) {
       state.workspace = 0;
       return cudaFailure("reserving " +
-                             std::to_string(slotBytes * config.slots) +
+                             std::to_string(cublasBytes * config.slots) +
                              " bytes of workspace",
                          result);
     }
-    // The attention kernel finds its split-KV counters zero and leaves them
-    // zero (docs/kernel-abi.md), so zeroing once here is all it needs. Wait for
-    // it: the first call may come on a stream that does not order after
-    // the legacy stream cuMemsetD8 runs on.
-    result = api.memsetD8(state.workspace, 0, slotBytes * config.slots);
-    if (result == CUDA_SUCCESS)
-      result = api.ctxSynchronize();
-    if (result != CUDA_SUCCESS)
-      return cudaFailure("zeroing the workspace", result);
   }
   for (size_t i = 0; i < config.slots; ++i) {
-    char *base = reinterpret_cast<char *>(state.workspace) + i * slotBytes;
     WorkspaceSlot slot;
-    slot.cublas = cublasBytes ? base : nullptr;
+    slot.cublas = cublasBytes ? reinterpret_cast<char *>(state.workspace) +
+                                    i * cublasBytes
+                              : nullptr;
     slot.cublasBytes = cublasBytes;
-    slot.attention = attentionBytes ? base + cublasBytes : nullptr;
-    slot.attentionBytes = attentionBytes;
     state.slots.push_back(slot);
   }
   return success();

@@ -49,7 +49,7 @@ struct WorkspaceConfig {
 };
 
 /// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4),
-/// MOSS_ATTENTION_SPLITS (1..16), MOSS_ATTENTION_KV_GROUPS (1..4; both
+/// MOSS_ATTENTION_SPLITS (1..8), MOSS_ATTENTION_KV_GROUPS (1..4; both
 /// default to the launch rule), MOSS_CODEC_GEMM_PDL and MOSS_ATTENTION_PDL
 /// (0 or 1, default 0).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
@@ -57,10 +57,6 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out);
 struct WorkspaceSlot {
   void *cublas = nullptr;
   size_t cublasBytes = 0;
-  /// Split-KV partials of attention (FP32), then its counters (zeroed at
-  /// setup, kept zero by the kernel).
-  void *attention = nullptr;
-  size_t attentionBytes = 0;
 };
 
 struct LoadedGemm {

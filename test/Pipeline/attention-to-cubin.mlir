@@ -28,11 +28,10 @@
 // CHECK-SAME: ex2.approx.ftz.f32
 // CHECK-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-SAME: membar.gl
-// CHECK-SAME: atom.global.add.u32
-// CHECK-SAME: bar.red.or.pred
-// CHECK-SAME: ld.volatile.global.v2.b32
-// CHECK-SAME: st.volatile.global.b32
+// CHECK-SAME: barrier.cluster.arrive;
+// CHECK-SAME: mapa.shared::cluster.u64
+// CHECK-SAME: ld.shared::cluster.v4.b32
+// CHECK-SAME: barrier.cluster.arrive.relaxed;
 // The grouped functions (small grids) keep two CTAs an SM, not three.
 // CHECK-SAME: .visible .entry streaming_attention_d64_g2(
 // CHECK-SAME: .minnctapersm 2
@@ -44,14 +43,16 @@
 // CHECK-SAME: .minnctapersm 2
 // CHECK-NOT: streaming_attention_d64_combine
 // CHECK-NOT: mbarrier
+// CHECK-NOT: membar.gl
+// CHECK-NOT: atom.global
 // CHECK-NOT: .local
 // CHECK-NOT: call
 // CHECK-LABEL: func.func @decoder_attention
 // CHECK: scf.index_switch
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 clusters in
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 clusters in
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 clusters in
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 clusters in
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @decoder_attention(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %m: tensor<?x1x?x400xi1>) -> tensor<?x12x?x64xbf16> {

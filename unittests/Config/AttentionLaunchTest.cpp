@@ -41,8 +41,6 @@ TEST(AttentionLaunchTest, DecodeUsesKeyGroupsAndSplits) {
   EXPECT_EQ(l.tilesPerSplit, 4);
   EXPECT_EQ(l.stages, 1); // 4 groups: one stage of 4 slots
   EXPECT_EQ(l.sharedBytes, 4 * 16384 + 4 * 2048);
-  // 1024 counters, then the partials of 12 rows per split.
-  EXPECT_EQ(l.workspaceBytes, 1024 * 4 + 2 * 12 * 1 * 66 * 4);
 }
 
 TEST(AttentionLaunchTest, LongChunksRunOnePass) {
@@ -57,7 +55,6 @@ TEST(AttentionLaunchTest, LongChunksRunOnePass) {
   EXPECT_EQ(l.splits, 1);
   EXPECT_EQ(l.stages, 2);
   EXPECT_EQ(l.sharedBytes, 2 * 16384 + 4 * 2048);
-  EXPECT_EQ(l.workspaceBytes, 0);
 }
 
 TEST(AttentionLaunchTest, WarpsFollowTheRows) {
@@ -118,6 +115,14 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 480, 400), 1);
+  // One CTA an SM: four row warps over 7 tiles in 48 CTAs split twice
+  // (half the slots would allow four), 96 CTAs not at all (the slots would
+  // allow two).
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 240, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 60, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 480, 400), 1);
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 480, 250), 1);
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 240, 250), 2);
   AttentionLaunch t32 = derive(1, 12, 32, 400);
   EXPECT_EQ(t32.tilesPerSplit, 2);
   EXPECT_EQ(t32.kvGroups, 1);
@@ -136,7 +141,10 @@ TEST(AttentionLaunchTest, ForcedSplitsAndGroupsNeverIdle) {
   AttentionLaunch one = derive(1, 12, 1, 400, 1);
   EXPECT_EQ(one.splits, 1);
   EXPECT_EQ(one.kvGroups, 4);
-  EXPECT_EQ(derive(2, 3, 5, 1100, 16).splits, 9); // 18 tiles, tps 2
+  // At most a portable cluster: 18 tiles forced into 16 splits take 8
+  // (tps 3, 6 splits).
+  EXPECT_EQ(derive(2, 3, 5, 1100, 16).splits, 6);
+  EXPECT_EQ(derive(2, 3, 5, 1100, 16).tilesPerSplit, 3);
   // Forced groups: the rule splits for them; 4 / rowWarps caps them.
   AttentionLaunch two = derive(1, 12, 1, 400, 0, 2);
   EXPECT_EQ(two.kvGroups, 2);
@@ -180,20 +188,19 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
             std::string::npos);
   EXPECT_NE(deriveError(65536, 65536, 1, 400).find("exceeds the grid limit"),
             std::string::npos);
-  // A forced split over more (b, h, row block)s than there are counters.
-  EXPECT_NE(
-      deriveError(64, 20, 1, 400, 2).find("needs more than 1024 counters"),
-      std::string::npos);
+  // A forced split of any grid: the clusters need no workspace.
+  EXPECT_EQ(derive(64, 20, 1, 400, 2).splits, 2);
   EXPECT_EQ(derive(64, 20, 1, 400).splits, 1); // the rule never asks for it
 }
 
 TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
   const std::vector<std::string> &names = attentionKernelArgNames();
-  ASSERT_EQ(names.size(), 26u);
+  ASSERT_EQ(names.size(), 25u);
   EXPECT_EQ(names.front(), "q");
-  EXPECT_EQ(names[5], "workspace");
-  EXPECT_EQ(names[18], "B");
-  EXPECT_EQ(names[22], "scale");
+  EXPECT_EQ(names[4], "out");
+  EXPECT_EQ(names[5], "q_stride_b");
+  EXPECT_EQ(names[17], "B");
+  EXPECT_EQ(names[21], "scale");
   EXPECT_EQ(names.back(), "splits");
 }
 

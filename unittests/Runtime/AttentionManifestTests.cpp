@@ -54,12 +54,10 @@ config::Manifest attentionManifest() {
                 {"keys_per_tile", 64},
                 {"rows_per_warp", 16},
                 {"max_warps", 4},
-                {"workspace_floats_per_row", 66},
-                {"counters", 1024},
                 {"min_ctas_per_sm", 3},
                 {"grouped_min_ctas_per_sm", 2},
                 {"sms", 132},
-                {"max_splits", 16},
+                {"max_splits", 8},
                 {"max_kv_groups", 4},
                 {"max_shared_bytes", 4 * 16384 + 4 * 2048}};
   for (int64_t g = 1; g <= 4; ++g) {
@@ -134,7 +132,7 @@ TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
         rec(m).params["abi_version"] = 1; // main + combine kernel
         rec(m).params["head_dim"] = 128;  // reported after the version
       },
-      "\"params.abi_version\" = 1, expected 4");
+      "\"params.abi_version\" = 1, expected 5");
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
       "\"params.abi_version\" is missing");
@@ -145,8 +143,12 @@ TEST(AttentionManifest, ParamsMustMatchCompiledConstants) {
       [](config::Manifest &m) { rec(m).params["head_dim"] = 128; },
       "\"params.head_dim\" = 128, expected 64");
   expectManifestError(
-      [](config::Manifest &m) { rec(m).params["max_splits"] = 8; },
-      "\"params.max_splits\" = 8, expected 16");
+      [](config::Manifest &m) { rec(m).params["max_splits"] = 16; },
+      "\"params.max_splits\" = 16, expected 8");
+  // An ABI 4 record's workspace constants are not parameters any more.
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).params["counters"] = 1024; },
+      "\"params.counters\" is not a parameter");
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("keys_per_tile"); },
       "\"params.keys_per_tile\" is missing");
@@ -157,10 +159,16 @@ TEST(AttentionManifest, ParamsMustMatchCompiledConstants) {
 
 TEST(AttentionManifest, ArgsMustMatchTheAbi) {
   expectManifestError(
-      [](config::Manifest &m) { std::swap(rec(m).args[23], rec(m).args[24]); },
-      "\"args[23]\" is \"skip_empty_tiles\", expected \"layout\"");
+      [](config::Manifest &m) { std::swap(rec(m).args[22], rec(m).args[23]); },
+      "\"args[22]\" is \"skip_empty_tiles\", expected \"layout\"");
   expectManifestError([](config::Manifest &m) { rec(m).args.pop_back(); },
-                      "\"args\" has 25 entries, expected 26");
+                      "\"args\" has 24 entries, expected 25");
+  // An ABI 4 record still naming the workspace.
+  expectManifestError(
+      [](config::Manifest &m) {
+        rec(m).args.insert(rec(m).args.begin() + 5, "workspace");
+      },
+      "\"args[5]\" is \"workspace\", expected \"q_stride_b\"");
 }
 
 TEST(AttentionManifest, OneFunctionPerKeyGroupCount) {

@@ -9,9 +9,11 @@
 //   - BHTD and BTHD, skip_empty_tiles on and off, a contiguous q, a
 //     transposed mask storage, mask bytes 1..255 for "allowed" and a mask
 //     one byte off 16-byte alignment all agree bit for bit;
-//   - a stream without a workspace slot (one pass) agrees with split-KV up
-//     to FP32 rounding, and so do 1, 2, 3 or 4 key groups
+//   - one pass (MOSS_ATTENTION_SPLITS=1) agrees with split-KV up to FP32
+//     rounding, and so do 1, 2, 3 or 4 key groups
 //     (MOSS_ATTENTION_KV_GROUPS), each bit-identical with skip on and off;
+//   - split-KV clusters of every size 2..8 (and a forced split of a
+//     1280-cluster grid) agree with one pass;
 //   - CUDA-graph replay equals eager bit for bit.
 // Skipped without an sm_90 GPU or without an attention kernel in the
 // kernels dir.
@@ -361,22 +363,11 @@ TEST_F(Attention, FullyMaskedProblemIsExactlyZero) {
 }
 
 TEST_F(Attention, SinglePassAgreesWithSplitKv) {
-  // A runtime with one workspace slot: the first stream gets it (split-KV
-  // for short chunks), the second runs one pass over the keys.
-  const char *old = std::getenv("MOSS_RUNTIME_WORKSPACE_SLOTS");
-  std::string saved = old ? old : "";
-  setenv("MOSS_RUNTIME_WORKSPACE_SLOTS", "1", 1);
+  // The rule's split-KV launch (clusters merging in shared memory) against
+  // a runtime that runs every call in one pass over the keys.
   RuntimeHandle one;
-  moss_status_t created =
-      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &one.rt);
-  if (old)
-    setenv("MOSS_RUNTIME_WORKSPACE_SLOTS", saved.c_str(), 1);
-  else
-    unsetenv("MOSS_RUNTIME_WORKSPACE_SLOTS");
-  ASSERT_EQ(created, MOSS_OK) << moss_runtime_last_error(nullptr);
-  cudaStream_t withSlot = nullptr, without = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&withSlot), cudaSuccess);
-  ASSERT_EQ(cudaStreamCreate(&without), cudaSuccess);
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_SPLITS", "1", one), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
   struct Shape {
     int64_t B, H, T, S;
   };
@@ -390,26 +381,24 @@ TEST_F(Attention, SinglePassAgreesWithSplitKv) {
     SCOPED_TRACE(caseName(p) + " splits " + std::to_string(launch.splits));
     EXPECT_GT(launch.splits, 1) << "the case should exercise split-KV";
     DeviceProblem dev(p);
-    std::vector<uint16_t> split =
-        head(dev.run(one.rt, dev.base, withSlot), p.outElems());
+    std::vector<uint16_t> split = head(dev.run(h.rt, dev.base), p.outElems());
     std::vector<uint16_t> single =
-        head(dev.run(one.rt, dev.base, without), p.outElems());
+        head(dev.run(one.rt, dev.base), p.outElems());
     size_t differing = 0;
     for (size_t i = 0; i < split.size(); ++i)
       differing += split[i] != single[i];
     EXPECT_LE(differing, split.size() / 500 + 4);
     EXPECT_LE(relativeL2(single, split), 1e-4);
     EXPECT_LE(relativeL2(single, reference(p)), kAttentionTolerance);
+    EXPECT_LE(relativeL2(split, reference(p)), kAttentionTolerance);
   }
-  cudaStreamDestroy(withSlot);
-  cudaStreamDestroy(without);
 }
 
-TEST_F(Attention, SplitCountersResetBetweenCalls) {
-  // The kernel merges split-KV in the CTA that finishes its block last, found
-  // through counters in the stream's workspace that it must leave at zero:
-  // back-to-back calls of shapes with different grids and split counts on
-  // one stream (no sync in between) must each give the first call's bits.
+TEST_F(Attention, BackToBackSplitLaunchesKeepTheirBits) {
+  // Split-KV launches merge in their clusters' shared memory and keep no
+  // state between calls: back-to-back calls of shapes with different grids
+  // and split counts on one stream (no sync in between) must each give the
+  // first call's bits, and every output element must be written.
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   std::vector<std::unique_ptr<Problem>> problems;
@@ -418,7 +407,7 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
   problems.push_back(std::make_unique<Problem>(
       makeProblem(4, 12, 32, 400, MaskKind::SparseHistory, 72)));
   problems.push_back(std::make_unique<Problem>(
-      makeProblem(1, 20, 16, 1100, MaskKind::Ring, 73))); // 5 splits
+      makeProblem(1, 20, 16, 1100, MaskKind::Ring, 73))); // 4 splits
   std::vector<std::unique_ptr<DeviceProblem>> devs;
   std::vector<std::vector<uint16_t>> first;
   for (auto &p : problems) {
@@ -433,8 +422,8 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
     EXPECT_LE(relativeL2(first.back(), reference(*p)), kAttentionTolerance)
         << caseName(*p);
   }
-  // Nine rounds back to back; a counter left nonzero by any of them would
-  // leave the poisoned output of the tenth unmerged or wrong.
+  // Nine rounds back to back, then a tenth on poisoned outputs: an element
+  // left unmerged or merged from another call's partials would show.
   auto round = [&] {
     for (size_t i = 0; i < devs.size(); ++i)
       ASSERT_EQ(moss_streaming_attention(h.rt, &devs[i]->base, stream), MOSS_OK)
@@ -451,6 +440,49 @@ TEST_F(Attention, SplitCountersResetBetweenCalls) {
     EXPECT_EQ(download(devs[i]->out.data(), problems[i]->outElems()), first[i])
         << caseName(*problems[i]);
   cudaStreamDestroy(stream);
+}
+
+TEST_F(Attention, EveryClusterSizeAgreesWithOnePass) {
+  // Splits are the CTAs of one cluster (1, 1, splits): every size up to the
+  // portable 8, powers of two or not, and a forced split of a grid far
+  // larger than the rule would split (1280 clusters), merge to the one-pass
+  // result up to FP32 rounding, bit-identical with skip on and off.
+  RuntimeHandle one;
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_SPLITS", "1", one), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  struct Case {
+    int64_t B, H, T, S, splits;
+  };
+  for (Case c : {Case{1, 12, 16, 1100, 2}, Case{1, 12, 16, 1100, 3},
+                 Case{1, 12, 16, 1100, 5}, Case{1, 12, 16, 1100, 6},
+                 Case{1, 12, 16, 1024, 8}, Case{2, 12, 40, 896, 7},
+                 Case{64, 20, 1, 400, 2}}) {
+    moss::config::AttentionLaunch launch;
+    std::string err;
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S,
+                                                    c.splits, 0, launch, err));
+    Problem p = makeProblem(c.B, c.H, c.T, c.S, MaskKind::Ring, 90 + c.splits);
+    SCOPED_TRACE(caseName(p) + " forced " + std::to_string(c.splits) +
+                 " -> splits " + std::to_string(launch.splits) + " x " +
+                 std::to_string(launch.kvGroups) + " groups");
+    EXPECT_EQ(launch.splits, c.splits); // the cluster size launched
+    RuntimeHandle forced;
+    ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_SPLITS",
+                            std::to_string(c.splits), forced),
+              MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+    DeviceProblem dev(p);
+    size_t n = p.outElems();
+    std::vector<uint16_t> single = head(dev.run(one.rt, dev.base), n);
+    std::vector<uint16_t> split = head(dev.run(forced.rt, dev.base), n);
+    EXPECT_LE(relativeL2(split, single), 1e-4);
+    EXPECT_LE(relativeL2(split, reference(p)), kAttentionTolerance);
+    size_t emptyRows = 0;
+    EXPECT_EQ(emptyRowsNotZero(p, split, emptyRows), 0u);
+    moss_attention_args a = dev.base;
+    a.skip_empty_tiles = 1;
+    EXPECT_EQ(head(dev.run(forced.rt, a), n), split) << "skip on vs off";
+  }
 }
 
 TEST_F(Attention, KeyGroupsAgreeWithOneGroup) {

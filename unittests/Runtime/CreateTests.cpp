@@ -288,8 +288,8 @@ void expectIntegerVariableRefused(const char *name,
 }
 
 TEST(RuntimeCreate, BadAttentionSplitsVariable) {
-  expectIntegerVariableRefused("MOSS_ATTENTION_SPLITS", {"0", "17", "4x", ""},
-                               "1..16");
+  expectIntegerVariableRefused("MOSS_ATTENTION_SPLITS", {"0", "9", "4x", ""},
+                               "1..8");
 }
 
 TEST(RuntimeCreate, BadAttentionKvGroupsVariable) {

@@ -109,12 +109,10 @@ TEST_F(GeneratedGemm, EveryKeyMatchesReferenceAndFallback) {
   }
 }
 
-/// Split-K kernels count their CTAs on per-tile counters in the stream's
-/// workspace and must leave them zero. Every key runs three times on fresh
-/// poison (a counter left non-zero makes no CTA the last one, so the output
-/// would stay poisoned), on new data, and as a replayed CUDA graph, with the
-/// keys interleaved so that kernels share the counters: equal bit for bit to
-/// the first eager call, and to the FP64 reference.
+/// Generated kernels keep no state between calls. Every key runs three times
+/// on fresh poison (an element a kernel leaves unwritten stays poisoned), on
+/// new data, and as a replayed CUDA graph, with the keys interleaved: equal
+/// bit for bit to the first eager call, and to the FP64 reference.
 TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
   ASSERT_FALSE(whitelist.entries().empty());
   std::mt19937_64 rng(2026);

@@ -2,9 +2,9 @@
 //
 // The one place that turns (B, H, T, S) into the launch of the generated
 // streaming-attention kernels (docs/kernel-abi.md, "Attention kernel ABI"):
-// warps per CTA, grid, split-KV count and workspace size. The compiler's host
-// code mirrors it, the runtime calls it, the GPU test links it. No LLVM, no
-// JSON: a stand-alone driver can compile this file directly.
+// warps per CTA, grid and split-KV count (the cluster size). The compiler's
+// host code mirrors it, the runtime calls it, the GPU test links it. No LLVM,
+// no JSON: a stand-alone driver can compile this file directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,18 +18,21 @@
 
 namespace moss::config {
 
-/// Kernel (file-name stem and record name). With splits > 1 the last CTA of
-/// each (b, h, row block) merges the splits itself.
+/// Kernel (file-name stem and record name). With splits > 1 the splits of
+/// each (b, h, row block) form one thread-block cluster and merge through
+/// distributed shared memory.
 constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 
-/// Version of the 26-parameter ABI; the manifest's params.abi_version.
+/// Version of the 25-parameter ABI; the manifest's params.abi_version.
 /// 2: split-KV merged in the kernel (workspace counters), no combine kernel.
 /// 3: one function per key-group count G (attentionKernelSymbol), the
 /// groups merged in shared memory, dynamic shared memory sized by the launch
 /// rule. 4: griddepcontrol (wait before the first access to global memory,
 /// launch_dependents after the last key tile), so the runtime may launch it
-/// as a programmatic dependent (MOSS_ATTENTION_PDL=1).
-constexpr int64_t kAttentionAbiVersion = 4;
+/// as a programmatic dependent (MOSS_ATTENTION_PDL=1). 5: the splits of a
+/// (b, h, row block) are one cluster (1, 1, splits) and rank 0 merges them
+/// from the ranks' shared memory: no workspace parameter, no counters.
+constexpr int64_t kAttentionAbiVersion = 5;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
@@ -46,19 +49,13 @@ constexpr int64_t kAttentionQBytesPerWarp = 16 * 64 * 2;
 constexpr int64_t kAttentionMaxSharedBytes =
     kAttentionMaxSlots * kAttentionSlotBytes +
     kAttentionMaxWarps * kAttentionQBytesPerWarp;
-/// FP32 values per (split, row) in the workspace: acc[64], then m and l.
-constexpr int64_t kAttentionWorkspaceFloatsPerRow = 66;
-/// Split-KV counters (int32) at the start of the workspace, one per (b*H + h,
-/// row block): a fixed place, so a launch of one shape never finds another
-/// shape's partials where its counters should be. The rule splits only while
-/// B*H*gridY <= 132 * 6 / 4, far below this.
-constexpr int64_t kAttentionCounters = 1024;
 /// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM,
 /// the lesser of the register bound for 1..4 warps (at most 168 registers a
 /// thread, __launch_bounds__(128, 3), the one-group function's) and the
 /// shared-memory bound for 2 or 4 slots (16 KiB each, 2 KiB of Q a warp and
 /// the 1 KiB the system reserves, of 228 KiB). Splits pay while the grid
-/// leaves half the GPU's CTA slots empty. (The grouped functions guarantee
+/// leaves half the GPU's CTA slots empty, and while the split grid has at
+/// most one CTA an SM. (The grouped functions guarantee
 /// two CTAs an SM, .minnctapersm 2; the rule launches them for at most
 /// kAttentionGroupsMaxCtas CTAs, split grids for at most a quarter of this
 /// model's slots, so each fits one wave and the model, measured so, stays.)
@@ -75,7 +72,7 @@ constexpr int64_t kAttentionMinCtasPerSm = 3;
 constexpr int64_t kAttentionGroupedMinCtasPerSm = 2;
 constexpr int64_t kAttentionCtasPerSmByWarps[5] = {0, 12, 6, 4, 3};
 constexpr int64_t kAttentionCtasPerSmBySlots[5] = {0, 0, 6, 0, 3};
-constexpr int64_t kAttentionMaxSplits = 16;
+constexpr int64_t kAttentionMaxSplits = 8;
 /// Up to this many CTAs, two row warps group only for at most two trips.
 constexpr int64_t kAttentionFewCtas = 32;
 
@@ -109,14 +106,10 @@ struct AttentionLaunch {
   int64_t gridY = 0;         ///< ceil(T / rowsPerCta).
   int64_t keyTiles = 0;      ///< ceil(S / 64).
   int64_t tilesPerSplit = 0; ///< ceil(keyTiles / splits).
-  int64_t splits = 0;        ///< gridDim.z; no split is empty.
+  int64_t splits = 0;        ///< gridDim.z = cluster size z; no split is empty.
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
   /// Dynamic shared memory: stages * kvGroups slots, then 2 KiB a warp.
   int64_t sharedBytes = 0;
-  /// 1024 4-byte counters (zero before the first launch; the kernel leaves
-  /// them zero), then splits * B*H*T * 66 * 4 bytes of partials; 0 when
-  /// splits == 1.
-  int64_t workspaceBytes = 0;
 };
 
 /// Key groups of the rule before splitting, for sizes >= 1: the warps that
@@ -129,21 +122,20 @@ int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s);
 /// Split-KV count of the rule, for sizes >= 1: with G key groups
 /// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs
 /// per SM and ctas = B*H*ceil(T / rowsPerCta): 1 when trips <= 1, else
-/// max(1, min(ceil(trips / minTrips), floor(slots / (f ctas)), 16)) with
-/// f = 2 for one group, 4 for more, and minTrips = 1 for one row warp, else
-/// 2. Every split pays a merge (a fence, an atomic and the last CTA's reads
-/// of its rows), so splits of several row warps must save more than one trip
-/// each. Fitted to sweeps of the decoder's short-chunk cases on an H200
-/// (benchmarks/results/2026-12-03d-h200).
+/// max(1, min(ceil(trips / minTrips), floor(slots / (f ctas)), floor(132 /
+/// ctas), 8)) with f = 2 for one group, 4 for more, and minTrips = 1 for one
+/// row warp, else 2. Every split pays a merge (a cluster barrier and rank 0's
+/// reads of the other ranks' rows), so splits of several row warps must save
+/// more than one trip each. Fitted to sweeps of the decoder's cases on an
+/// H200 (benchmarks/results/2026-12-03d-h200, 2026-12-04b-h200).
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Fills `out` for sizes >= 1. `splits` / `kvGroups` = 0 apply the rule; a
 /// positive value is used instead (groups capped at 4 / rowWarps), reduced
 /// so that no split is empty (splits = ceil(keyTiles / ceil(keyTiles /
-/// splits))) and no group idles for want of tiles (kvGroups <=
-/// tilesPerSplit). Fails, with the reason in `err`, on sizes < 1, a grid past
-/// CUDA's limits, or a forced split of more (b, h, row block)s than there are
-/// counters.
+/// splits))), at most kAttentionMaxSplits, and no group idles for want of
+/// tiles (kvGroups <= tilesPerSplit). Fails, with the reason in `err`, on
+/// sizes < 1 or a grid past CUDA's limits.
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, int64_t kvGroups,
                            AttentionLaunch &out, std::string &err);

@@ -22,23 +22,19 @@
  * is fine inside a capture; cuBLASLt may still load its own kernels on first
  * use, so a capture-critical shape can be warmed up with one eager call.
  *
- * Workspace (cuBLASLt workspace and, when the manifest lists the attention
- * kernel,
- * the split-KV counters and partials of attention: the most the launch rule
- * can ask for, about 3.4 MB, whatever B, H, T and S) is reserved and zeroed
- * per context at setup, in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment
- * variable read at create, default 4, 1..64). MOSS_ATTENTION_SPLITS (1..16,
- * read at create) forces the split-KV count of every attention call instead
- * of the launch rule, MOSS_ATTENTION_KV_GROUPS (1..4) its key-group count:
- * tuning knobs for measuring the rule, not serving settings (a forced split
- * the workspace cannot hold runs in one pass). A stream
- *gets a slot of its own the first time it is used; calls on streams that came
- *after all slots were taken run without workspace (cuBLASLt without workspace;
- *generated GEMMs need none; attention runs in one pass over the keys, splits =
- *1), which is slower but never races. Bindings last as long as the runtime, so
- *reuse a few streams rather than creating one per call. A CUDA graph captured
- *on stream S uses S's slot: do not replay it concurrently with other work that
- *uses S's slot (calls on S, or replays of other graphs captured on S).
+ * Workspace (cuBLASLt's, for the fallback) is reserved per context at setup,
+ * in MOSS_RUNTIME_WORKSPACE_SLOTS slots (environment variable read at
+ * create, default 4, 1..64). A stream gets a slot of its own the first time
+ * it is used; calls on streams that came after all slots were taken run
+ * cuBLASLt without workspace (generated GEMMs and attention need none),
+ * which is slower but never races. Bindings last as long as the runtime, so
+ * reuse a few streams rather than creating one per call. A CUDA graph
+ * captured on stream S uses S's slot: do not replay it concurrently with
+ * other work that uses S's slot (calls on S, or replays of other graphs
+ * captured on S). MOSS_ATTENTION_SPLITS (1..8, read at create) forces the
+ * split-KV count of every attention call instead of the launch rule,
+ * MOSS_ATTENTION_KV_GROUPS (1..4) its key-group count: tuning knobs for
+ * measuring the rule, not serving settings.
  *
  * Programmatic dependent launch (MOSS_CODEC_GEMM_PDL=1, read at create; 0 or
  * unset = off): generated GEMMs are launched with
@@ -217,13 +213,14 @@ typedef struct {
  * same values bit for bit, as do skip_empty_tiles on and off (nonzero: skip
  * key tiles whose mask block is all false; helps sparse histories).
  *
- * Short chunks split the keys across CTAs (split-KV, flash-decoding style)
- * by the rule moss::config::deriveAttentionLaunch, using the stream's
- * workspace slot; a stream without a slot runs one pass (splits = 1), which
- * agrees with the split result up to FP32 rounding (a few outputs may differ
- * in the last bf16 bit). The result is deterministic for a given stream
- * slot. Asynchronous, no host sync, no allocation: capturable in CUDA graphs
- * and thread-safe like moss_ffn_gemm. */
+ * Short chunks split the keys across the CTAs of one thread-block cluster
+ * (split-KV, flash-decoding style) by the rule
+ * moss::config::deriveAttentionLaunch; the splits merge in the kernel in a
+ * fixed order, so the result is deterministic for given sizes (another
+ * split count, e.g. forced by MOSS_ATTENTION_SPLITS, agrees up to FP32
+ * rounding: a few outputs may differ in the last bf16 bit). Asynchronous, no
+ * host sync, no allocation: capturable in CUDA graphs and thread-safe like
+ * moss_ffn_gemm. */
 MOSS_RUNTIME_API moss_status_t moss_streaming_attention(
     moss_runtime_t rt, const moss_attention_args *args, void *stream);
 

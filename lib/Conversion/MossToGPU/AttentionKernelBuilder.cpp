@@ -63,10 +63,13 @@
 // only, two (.minnctapersm 2: up to 255).
 //
 // Split-KV. Split z of gridDim.z walks key tiles [z*tps, min(tiles,
-// (z+1)*tps)) and, when splits > 1, writes (acc[64], m, l) in FP32 to the
-// workspace, fences, and bumps its (b, h, row block) counter; the CTA that
-// bumps last merges the splits in order z = 0, 1, ..., writes the output and
-// resets the counter (docs/kernel-abi.md, ABI version 2).
+// (z+1)*tps)). With splits > 1 the splits of a (b, h, row block) are one
+// thread-block cluster (1, 1, splits), rank z: each leaves its FP32 (m, l,
+// acc) in its own shared memory, and after a cluster barrier rank 0 merges
+// them in order z = 0, 1, ... through distributed shared memory and writes
+// the output (docs/kernel-abi.md, ABI version 5). The global-memory merge it
+// replaced (partials in a workspace, a fence and a counter per row block,
+// the last CTA merging) cost 0.4-2.4 us more on the H200's split launches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,8 +93,9 @@ using namespace mlir;
 namespace moss {
 namespace {
 
-constexpr unsigned kGlobalSpace = 1; // CUDA global memory
-constexpr unsigned kSharedSpace = 3; // CUDA shared memory
+constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
+constexpr unsigned kSharedSpace = 3;        // CUDA shared memory
+constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
 constexpr int64_t kD = config::kAttentionHeadDim;
 constexpr int64_t kKeys = config::kAttentionKeysPerTile;
@@ -104,6 +108,10 @@ constexpr int64_t kChunksPerRow = kD * 2 / 16; // 16-byte chunks of a row
 constexpr int64_t kMergeFloats = 4 * (kD / 8) + 4;
 constexpr int64_t kKeyGroups = kKeys / 8; // n8 tiles of S
 constexpr int64_t kDGroups = kD / 8;      // n8 tiles of O
+/// Per-lane floats of one row a split hands over: m, l, acc (16).
+constexpr int64_t kSplitRowFloats = 2 + 2 * kDGroups;
+static_assert(2 * kSplitRowFloats == kMergeFloats,
+              "a split's hand-over fits a key group's entry");
 constexpr double kLog2e = 1.4426950408889634;
 /// quadMaskWords' raw values: per row 5 covering words and a shift.
 constexpr int64_t kRawMaskValues = 2 * 6;
@@ -136,7 +144,6 @@ enum KernelArg {
   kV,
   kMask,
   kOut,
-  kWorkspace,
   kQStrideB,
   kQStrideH,
   kQStrideT,
@@ -195,6 +202,7 @@ public:
     bf16 = b.getBF16Type();
     globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
     sharedPtr = LLVM::LLVMPointerType::get(ctx, kSharedSpace);
+    clusterPtr = LLVM::LLVMPointerType::get(ctx, kSharedClusterSpace);
     v4i32 = VectorType::get({4}, i32);
     v2f32 = VectorType::get({2}, f32);
     v4f32 = VectorType::get({4}, f32);
@@ -426,6 +434,17 @@ private:
   Value swizzle(Value r) { return bitOr(shl(bitAnd(r, 1), 2), shrU(r, 1)); }
   /// bar.sync 0 over the CTA.
   void barrier() { NVVM::Barrier0Op::create(b, loc); }
+  /// barrier.cluster.arrive (release) + wait (acquire), every thread: makes
+  /// every rank's shared-memory writes visible to the cluster.
+  void clusterBarrier() {
+    NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  }
+  /// barrier.cluster.arrive.relaxed + wait: execution order only.
+  void clusterExecutionBarrier() {
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  }
 
   // --- main-kernel pieces ----------------------------------------------------
   struct MaskLoads {
@@ -514,8 +533,9 @@ private:
   RowState computeTile(Value slot, Value bits, Value whole, const RowState &in);
   void storeResult(const RowState &state);
   void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
-  void mergeSplits(Value accBase, Value mlBase,
-                   llvm::function_ref<Value(Value, Value)> wsRowOf);
+  /// `loadSplit(z)`: split z's rows g and g + 8, each as m, l, acc
+  /// (kSplitRowFloats).
+  void mergeSplits(llvm::function_ref<SmallVector<Value>(Value)> loadSplit);
 
   // Per-kernel values the pieces share.
   struct MainValues {
@@ -540,7 +560,7 @@ private:
 
   OpBuilder &b;
   Location loc;
-  Type i1, i8, i32, i64, f32, bf16, globalPtr, sharedPtr, mmaResult,
+  Type i1, i8, i32, i64, f32, bf16, globalPtr, sharedPtr, clusterPtr, mmaResult,
       ldmatrixResult;
   VectorType v4i32, v2f32, v4f32, v2bf16, v4bf16;
   SmallVector<Value> kernelArgs;
@@ -1328,21 +1348,20 @@ void AttentionEmitter::storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l) {
   }
 }
 
-/// Splits == 1: the normalized bf16 output. Splits > 1: this split's FP32
-/// (acc, m, l) into the workspace; the CTA that finishes its (b, h, row
-/// block) last (a counter per block, bumped after a GPU-scope fence) merges
-/// every split in order z = 0, 1, ..., so the result does not depend on
-/// which split came last, writes the output and resets the counter to 0 for
-/// the next launch.
+/// Splits == 1: the normalized bf16 output. Splits > 1: the splits of one
+/// (b, h, row block) are the CTAs of one thread-block cluster (1, 1, splits),
+/// rank z. Each leaves its rows' (m, l, acc) in its own shared memory; after
+/// a cluster barrier rank 0 reads every rank's rows through distributed
+/// shared memory in order z = 0, 1, ..., merges them and writes the output,
+/// so the result does not depend on which split finished first.
 void AttentionEmitter::storeResult(const RowState &state) {
-  Value l[2];
-  SmallVector<Value> rowAcc[2];
+  SmallVector<Value> rows[2]; // per row: m, l (quad sum), acc in column order
   for (int64_t r = 0; r < 2; ++r) {
     Value sum = fadd(state.l[r], shuffleXor(state.l[r], 1));
-    l[r] = fadd(sum, shuffleXor(sum, 2));
+    rows[r] = {state.m[r], fadd(sum, shuffleXor(sum, 2))};
     for (int64_t n = 0; n < kDGroups; ++n)
       for (int64_t e = 0; e < 2; ++e)
-        rowAcc[r].push_back(state.acc[4 * n + 2 * r + e]);
+        rows[r].push_back(state.acc[4 * n + 2 * r + e]);
   }
   Value single = cmp(arith::CmpIPredicate::eq, arg(kSplits), constI32(1));
   auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
@@ -1350,69 +1369,75 @@ void AttentionEmitter::storeResult(const RowState &state) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     for (int64_t r = 0; r < 2; ++r)
-      emitIf(mv.rowValid[r], [&] { storeOutputRow(r, rowAcc[r], l[r]); });
+      emitIf(mv.rowValid[r], [&] {
+        storeOutputRow(r, ArrayRef<Value>(rows[r]).drop_front(2), rows[r][1]);
+      });
   }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-  // Workspace: kAttentionCounters i32 counters, one per (b*H + h, row
-  // block), then acc [splits][B*H*T][64], then (m, l) [splits][B*H*T][2].
-  Value splits = toI64(arg(kSplits));
-  Value heads = toI64(arg(kH)), tq = toI64(arg(kT));
-  Value bh = add(mul(toI64(mv.b), heads), toI64(mv.h));
-  Value headRows = mul(bh, tq);
-  Value totalRows = mul(mul(toI64(arg(kB)), heads), tq);
-  Value ws =
-      elementPtr(arg(kWorkspace), f32, constI64(config::kAttentionCounters));
-  Value mlBase = elementPtr(ws, f32, mul(mul(splits, totalRows), kD));
-  auto wsRowOf = [&](Value z, Value row) {
-    return add(mul(z, totalRows), add(headRows, row));
+  // Hand-over area: after the key groups' entries (mergeGroups), group 0's
+  // thread tid at float splitBase + 36 tid: (m, l) of both rows, then row
+  // g's acc, then row g + 8's, as 16-byte vectors (a stride of 36 words puts
+  // the 8 lanes of a vector phase on distinct banks).
+  Value perGroup = divU(mv.threads, mv.groups);
+  Value splitBase =
+      mul(mul(sub(mv.groups, constI32(1)), perGroup), kMergeFloats);
+  Value entry = add(splitBase, mul(mv.tid, kMergeFloats));
+  auto vectorAt = [&](Value base, int64_t i) {
+    return elementPtr(base, f32, add(entry, constI32(i)));
   };
-  for (int64_t r = 0; r < 2; ++r) {
-    emitIf(mv.rowValid[r], [&] {
-      Value wsRow = wsRowOf(toI64(mv.z), toI64(mv.row[r]));
-      Value base = elementPtr(ws, f32, add(mul(wsRow, kD), mv.laneCol));
-      for (int64_t n = 0; n < kDGroups; ++n)
-        store(vectorOf(v2f32, {rowAcc[r][2 * n], rowAcc[r][2 * n + 1]}),
-              elementPtr(base, f32, constI32(8 * n)), 8);
-      emitIf(isZero(mv.t), [&] {
-        store(vectorOf(v2f32, {state.m[r], l[r]}),
-              elementPtr(mlBase, f32, mul(wsRow, 2)), 8);
-      });
-    });
-  }
-
-  // Publish: every thread fences its stores, the barrier orders them before
-  // thread 0's bump, and the bump's old value says whether this CTA is last.
-  NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-  NVVM::Barrier0Op::create(b, loc);
-  Value gridY =
-      toI64(gpuIndex(gpu::GridDimOp::create(b, loc, gpu::Dimension::y)));
-  Value counterIndex = add(mul(bh, gridY), toI64(blockIdx(gpu::Dimension::y)));
-  Value counter = elementPtr(arg(kWorkspace), i32, counterIndex);
-  Value first = isZero(mv.tid);
-  auto bump = scf::IfOp::create(b, loc, TypeRange{i32}, first,
-                                /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToEnd(bump.thenBlock());
-    Value old =
-        LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::add, counter,
-                                  constI32(1), LLVM::AtomicOrdering::monotonic);
-    scf::YieldOp::create(b, loc, old);
-    b.setInsertionPointToEnd(bump.elseBlock());
-    scf::YieldOp::create(b, loc, constI32(0));
-  }
-  Value lastSplit = sub(arg(kSplits), constI32(1));
-  Value last = barrierAny(
-      both(first, cmp(arith::CmpIPredicate::eq, bump.getResult(0), lastSplit)));
-  emitIf(last, [&] {
-    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
-    mergeSplits(ws, mlBase, wsRowOf);
-    emitIf(first, [&] {
-      LLVM::StoreOp::create(b, loc, constI32(0), counter, 4,
-                            /*isVolatile=*/true);
+  auto accAt = [](int64_t r, int64_t q) {
+    return 4 + 2 * kDGroups * r + 4 * q;
+  };
+  Value writer = isZero(mv.group);
+  // With one group the slots may still be read by the last tile's ldmatrix.
+  barrier();
+  emitIf(writer, [&] {
+    store(vectorOf(v4f32, {rows[0][0], rows[0][1], rows[1][0], rows[1][1]}),
+          vectorAt(mv.kv, 0), 16);
+    for (int64_t r = 0; r < 2; ++r) {
+      auto storeAcc = [&] {
+        for (int64_t q = 0; q < kDGroups / 2; ++q)
+          store(vectorOf(v4f32, ArrayRef<Value>(rows[r]).slice(2 + 4 * q, 4)),
+                vectorAt(mv.kv, accAt(r, q)), 16);
+        return SmallVector<Value>();
+      };
+      if (r == 0)
+        storeAcc();
+      else
+        ifHighRows({}, storeAcc);
+    }
+  });
+  clusterBarrier();
+  emitIf(both(writer, isZero(mv.z)), [&] {
+    mergeSplits([&](Value z) {
+      Value remote = NVVM::MapaOp::create(b, loc, clusterPtr, mv.kv, z);
+      Value ml = load(v4f32, vectorAt(remote, 0), 16);
+      SmallVector<Value> v;
+      for (int64_t r = 0; r < 2; ++r) {
+        v.append({lane(ml, 2 * r), lane(ml, 2 * r + 1)});
+        auto loadAcc = [&] {
+          SmallVector<Value> acc;
+          for (int64_t q = 0; q < kDGroups / 2; ++q) {
+            Value four = load(v4f32, vectorAt(remote, accAt(r, q)), 16);
+            for (int64_t e = 0; e < 4; ++e)
+              acc.push_back(lane(four, e));
+          }
+          return acc;
+        };
+        llvm::append_range(
+            v, r == 0
+                   ? loadAcc()
+                   : ifHighRows(SmallVector<Value>(2 * kDGroups, constF32(0.0)),
+                                loadAcc));
+      }
+      return v;
     });
   });
+  // No CTA may exit (and free its shared memory) while rank 0 may still
+  // read it. Execution order is enough: rank 0's loads have returned before
+  // it arrives, since its stores consumed their values.
+  clusterExecutionBarrier();
 }
 
 /// Merges rows g and g+8 of every split in order z = 0, 1, ... and writes
@@ -1420,27 +1445,20 @@ void AttentionEmitter::storeResult(const RowState &state) {
 /// exp2(m_old - m_new); every m is an integer, so that is an exact power of
 /// two and the result equals weighting split z by exp2(m_z - max m). Splits
 /// are read kMergeGroup at a time so that their loads overlap (one round
-/// trip per group, not per split). Loads are volatile: other CTAs wrote these
-/// lines after this SM may have cached them. A split without an allowed key
-/// (m = -inf) weighs 0; rows past T read a clamped row and are not stored.
+/// trip per group, not per split). A split without an allowed key (m =
+/// -inf) weighs 0.
 void AttentionEmitter::mergeSplits(
-    Value accBase, Value mlBase,
-    llvm::function_ref<Value(Value, Value)> wsRowOf) {
+    llvm::function_ref<SmallVector<Value>(Value)> loadSplit) {
   constexpr int64_t kMergeGroup = 2;
-  Value splits = toI64(arg(kSplits));
+  Value splits = arg(kSplits);
   Value minusInf = negInf(), zeroF = constF32(0.0);
-  auto loadVolatile = [&](Type type, Value ptr, unsigned align) {
-    return LLVM::LoadOp::create(b, loc, type, ptr, align, /*isVolatile=*/true)
-        .getResult();
-  };
-  constexpr int64_t kPerRow = 2 + 2 * kDGroups; // m, l, 16 acc
   SmallVector<Value> init;
   for (int64_t r = 0; r < 2; ++r) {
     init.append({minusInf, zeroF});
     init.append(2 * kDGroups, zeroF);
   }
-  auto loop = scf::ForOp::create(b, loc, constI64(0), splits,
-                                 constI64(kMergeGroup), init);
+  auto loop = scf::ForOp::create(b, loc, constI32(0), splits,
+                                 constI32(kMergeGroup), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
@@ -1449,69 +1467,49 @@ void AttentionEmitter::mergeSplits(
                            loop.getRegionIterArgs().end());
     // Every load of the group first, then the arithmetic.
     struct SplitRow {
-      Value real, ml;
-      SmallVector<Value> pairs;
+      Value real;
+      SmallVector<Value> values; // m, l, acc
     };
     SmallVector<SplitRow> loaded;
     for (int64_t j = 0; j < kMergeGroup; ++j) {
       Value z = add(zBase, j);
       Value real = lessU(z, splits);
       Value zSafe = select(real, z, zBase);
-      for (int64_t r = 0; r < 2; ++r) {
-        // (ml, pairs) of split z, row r: kDGroups + 1 pairs of floats.
-        auto loadRow = [&] {
-          Value wsRow = wsRowOf(zSafe, mv.safeRow[r]);
-          SmallVector<Value> v = {
-              loadVolatile(v2f32, elementPtr(mlBase, f32, mul(wsRow, 2)), 8)};
-          Value base =
-              elementPtr(accBase, f32, add(mul(wsRow, kD), mv.laneCol));
-          for (int64_t n = 0; n < kDGroups; ++n)
-            v.push_back(
-                loadVolatile(v2f32, elementPtr(base, f32, constI32(8 * n)), 8));
-          return v;
-        };
-        SmallVector<Value> v;
-        if (r == 0) {
-          v = loadRow();
-        } else {
-          Value none = vectorOf(v2f32, {zeroF, zeroF});
-          v = ifHighRows(SmallVector<Value>(kDGroups + 1, none), loadRow);
-        }
-        loaded.push_back(
-            {real, v[0], SmallVector<Value>(v.begin() + 1, v.end())});
-      }
+      SmallVector<Value> v = loadSplit(zSafe);
+      for (int64_t r = 0; r < 2; ++r)
+        loaded.push_back({real, SmallVector<Value>(ArrayRef<Value>(v).slice(
+                                    r * kSplitRowFloats, kSplitRowFloats))});
     }
     for (int64_t j = 0; j < kMergeGroup; ++j) {
       for (int64_t r = 0; r < 2; ++r) {
         const SplitRow &in = loaded[2 * j + r];
         ArrayRef<Value> before =
-            ArrayRef<Value>(run).slice(r * kPerRow, kPerRow);
+            ArrayRef<Value>(run).slice(r * kSplitRowFloats, kSplitRowFloats);
         auto mergeRow = [&] {
           SmallVector<Value> state(before);
-          Value m = select(in.real, lane(in.ml, 0), minusInf);
+          Value m = select(in.real, in.values[0], minusInf);
           Value mNew = fmax(state[0], m);
           Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
                               zeroF, mNew);
           Value alpha = exp2(fsub(state[0], mUse)); // 0 while nothing was seen
           Value w = exp2(fsub(m, mUse));            // 0 for an empty split
           state[0] = mNew;
-          state[1] = fma(w, lane(in.ml, 1), fmul(state[1], alpha));
-          for (int64_t n = 0; n < kDGroups; ++n)
-            for (int64_t e = 0; e < 2; ++e)
-              state[2 + 2 * n + e] = fma(w, lane(in.pairs[n], e),
-                                         fmul(state[2 + 2 * n + e], alpha));
+          for (int64_t i = 1; i < kSplitRowFloats; ++i)
+            state[i] = fma(w, in.values[i], fmul(state[i], alpha));
           return state;
         };
         SmallVector<Value> after =
             r == 0 ? mergeRow() : ifHighRows(before, mergeRow);
-        std::copy(after.begin(), after.end(), run.begin() + r * kPerRow);
+        std::copy(after.begin(), after.end(),
+                  run.begin() + r * kSplitRowFloats);
       }
     }
     scf::YieldOp::create(b, loc, run);
   }
   for (int64_t r = 0; r < 2; ++r) {
     emitIf(mv.rowValid[r], [&] {
-      auto results = loop.getResults().slice(r * kPerRow, kPerRow);
+      auto results =
+          loop.getResults().slice(r * kSplitRowFloats, kSplitRowFloats);
       SmallVector<Value> acc(results.begin() + 2, results.end());
       storeOutputRow(r, acc, results[1]);
     });
@@ -1586,7 +1584,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   Value b64 = toI64(mv.b), h64 = toI64(mv.h);
   mv.kv = LLVM::AddressOfOp::create(b, loc, sharedPtr, smemName);
   // Programmatic dependent launch (docs/kernel-abi.md, ABI 4): every read of
-  // q, k, v, mask and workspace and every write follow this wait, so a
+  // q, k, v and mask and every write follow this wait, so a
   // programmatic launch overlaps only the launch and the index math above
   // with the previous kernel. Without one it does nothing.
   NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);

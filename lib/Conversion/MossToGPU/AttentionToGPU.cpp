@@ -3,9 +3,9 @@
 // The op becomes the generated attention kernels in the `moss_kernels`
 // gpu.module plus host code: operand buffers with their strides, the output
 // storage ([B,T,H,D] for bthd, returned as the transposed [B,H,T,D] view),
-// the launch rule of docs/kernel-abi.md evaluated on the runtime sizes and a
-// split-KV workspace whose counters start at zero (the kernel merges the
-// splits itself and leaves them zero).
+// and the launch rule of docs/kernel-abi.md evaluated on the runtime sizes;
+// the splits of a split-KV launch are one cluster (1, 1, splits) and merge
+// in the kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelModule.h"
@@ -182,9 +182,11 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
                     config::kAttentionCtasPerSmBySlots));
     Value slots = mul(ctasPerSm, c(config::kAttentionSms));
     Value trips = ceilDiv(tiles, groups0);
-    // Half the slots, a quarter with key groups.
+    // Half the slots, a quarter with key groups, and one CTA an SM.
     Value spread = select(ule(groups0, c(1)), c(2), c(4));
-    Value bound = divU(slots, mul(ctas, spread));
+    Value half = divU(slots, mul(ctas, spread));
+    Value perSm = divU(c(config::kAttentionSms), ctas);
+    Value bound = minU(half, perSm);
     // One row warp splits down to one trip per split, more keep two.
     Value minTrips = select(eq(rowWarps, 1), c(1), c(2));
     Value wanted =
@@ -201,29 +203,6 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value qBytes =
         mul(mul(rowWarps, groups), c(config::kAttentionQBytesPerWarp));
     Value sharedBytes = arith::AddIOp::create(rw, loc, slotBytes, qBytes);
-    Value rows = mul(gridX, tDim);
-    Value split =
-        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, splits, c(1));
-    // 1024 zeroed 4-byte counters, then the partials.
-    Value counters = c(config::kAttentionCounters);
-    Value partialFloats =
-        mul(mul(splits, rows), c(config::kAttentionWorkspaceFloatsPerRow));
-    Value workspaceFloats = arith::SelectOp::create(
-        rw, loc, split, arith::AddIOp::create(rw, loc, counters, partialFloats),
-        c(0));
-    Value workspace = memref::AllocOp::create(
-        rw, loc, MemRefType::get({ShapedType::kDynamic}, rw.getF32Type()),
-        ValueRange{workspaceFloats});
-    {
-      auto zeroCounters = scf::ForOp::create(
-          rw, loc, c(0),
-          arith::SelectOp::create(rw, loc, split, counters, c(0)), c(1));
-      OpBuilder::InsertionGuard guard(rw);
-      rw.setInsertionPoint(zeroCounters.getBody()->getTerminator());
-      memref::StoreOp::create(
-          rw, loc, arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.0)),
-          workspace, ValueRange{zeroCounters.getInductionVar()});
-    }
 
     auto toI32 = [&](Value index) {
       return arith::IndexCastOp::create(rw, loc, i32, index).getResult();
@@ -234,9 +213,8 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
       Value i64 = arith::IndexCastOp::create(rw, loc, rw.getI64Type(), index);
       return LLVM::IntToPtrOp::create(rw, loc, ptrType, i64).getResult();
     };
-    SmallVector<Value> args = {q.pointer,          k.pointer,
-                               v.pointer,          mask.pointer,
-                               pointerOf(storage), pointerOf(workspace)};
+    SmallVector<Value> args = {q.pointer, k.pointer, v.pointer, mask.pointer,
+                               pointerOf(storage)};
     args.append({q.strides[0], q.strides[1], q.strides[2]});
     args.append({k.strides[0], k.strides[1], k.strides[2]});
     args.append({v.strides[0], v.strides[1], v.strides[2]});
@@ -252,6 +230,7 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     // The kernel of the rule's key-group count: cases 1..3, default 4.
     gpu::KernelDim3 grid{gridX, gridY, splits};
     gpu::KernelDim3 block{threads, c(1), c(1)};
+    gpu::KernelDim3 cluster{c(1), c(1), splits};
     Value smem32 = toI32(sharedBytes);
     SmallVector<int64_t> cases;
     for (int64_t g = 1; g < config::kAttentionMaxKvGroups; ++g)
@@ -265,7 +244,9 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
       OpBuilder::InsertionGuard guard(rw);
       rw.setInsertionPointToStart(rw.createBlock(&region));
       gpu::LaunchFuncOp::create(rw, loc, byGroups[isDefault ? cases.size() : i],
-                                grid, block, smem32, args);
+                                grid, block, smem32, args,
+                                /*asyncTokenType=*/nullptr,
+                                /*asyncDependencies=*/{}, cluster);
       scf::YieldOp::create(rw, loc);
     }
     rw.replaceOp(op, bufferization::ToTensorOp::create(rw, loc, resultType,

@@ -58,7 +58,7 @@
 // CHECK: llvm.mlir.global external @__streaming_attention_d64_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
 // CHECK-NOT: llvm.mlir.global
 // The function for one key group (long chunks); g2..g4 follow.
-// CHECK: gpu.func @streaming_attention_d64_g1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32) kernel
+// CHECK: gpu.func @streaming_attention_d64_g1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32) kernel
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 3 : i32
 // CHECK: gpu.block_dim x
@@ -101,10 +101,12 @@
 // CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
 // CHECK: nvvm.mma.sync
 // Epilogue: splits == 1 stores bf16 pairs at row ((b*T + t)*H + h) (bthd)
-// or ((b*H + h)*T + t) (bhtd); splits > 1 stores FP32 partials, fences,
-// bumps the block's counter, and the last CTA merges the splits in order
-// (online, two splits' loads at a time), stores the output and zeroes the
-// counter.
+// or ((b*H + h)*T + t) (bhtd); splits > 1 (one cluster of the splits) leaves
+// (m, l, acc) in shared memory as 16-byte vectors, a cluster barrier
+// publishes them, rank 0 merges the ranks in order through distributed
+// shared memory (two ranks' loads at a time) and stores the output, and a
+// relaxed cluster barrier keeps every rank alive until then. No global
+// partials, fences or atomics.
 // CHECK: %[[SINGLE:.*]] = arith.cmpi eq, %[[SPLITS]], %{{.*}} : i32
 // CHECK: scf.if %[[SINGLE]]
 // CHECK: %[[BTHD:.*]] = arith.cmpi eq, %[[LAYOUT]], %{{.*}} : i32
@@ -112,20 +114,24 @@
 // CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK: } else {
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
-// CHECK: nvvm.memory.barrier <gpu>
+// CHECK-NOT: !llvm.ptr<1>
 // CHECK: nvvm.barrier0
-// CHECK: %[[OLD:.*]] = llvm.atomicrmw add %[[COUNTER:.*]], %{{.*}} monotonic : !llvm.ptr<1>, i32
-// CHECK: %[[LAST:.*]] = nvvm.barrier #nvvm.reduction<or>
-// CHECK: scf.if
-// CHECK: nvvm.memory.barrier <gpu>
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c2_i64
-// CHECK-COUNT-18: llvm.load volatile
+// CHECK-COUNT-9: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK-NOT: !llvm.ptr<1>
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %c2_i32
+// CHECK: %[[RANK:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK: nvvm.mapa
+// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
 // CHECK: arith.maxnumf
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
-// CHECK: llvm.store volatile %{{.*}}, %[[COUNTER]] {alignment = 4 : i64} : i32, !llvm.ptr<1>
-// CHECK: gpu.return
+// CHECK: nvvm.cluster.arrive.relaxed
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
 // CHECK: gpu.func @streaming_attention_d64_g2(
 // CHECK: gpu.func @streaming_attention_d64_g3(
 // With four groups there is one stage: the next trip's copies follow the
@@ -166,8 +172,8 @@
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[B]], %[[T]]) : memref<?x?x12x64xbf16>
 // CHECK: %[[VIEW:.*]] = memref.transpose %[[OUT]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x12x64xbf16> to memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>>
 // Launch rule: rowWarps = min(ceil(T/16), 4), groups0 = min(4 / rowWarps,
-// tiles) (see below), grid (B*H, ceil(T/(16 rowWarps)), splits), a workspace only when
-// splits > 1: 1024 counters that start at zero, then the partials.
+// tiles) (see below), grid (B*H, ceil(T/(16 rowWarps)), splits), the splits
+// one cluster (1, 1, splits); no workspace.
 // CHECK: %[[W16:.*]] = arith.ceildivui %[[T]], %c16
 // CHECK: %[[RW:.*]] = arith.minui %[[W16]], %c4
 // CHECK: %[[GX:.*]] = arith.muli %[[B]], %[[H]]
@@ -189,19 +195,22 @@
 // CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
 // CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[FIT]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
-// slots / (f ctas), 16)) with f = 2 for one group, else 4, minTrips = 1 for one row warp,
-// else 2; slots = 132 * min(CTAs by warps, CTAs by shared-memory slots).
+// slots / (f ctas), 132 / ctas, 8)) with f = 2 for one group, else 4,
+// minTrips = 1 for one row warp, else 2; slots = 132 * min(CTAs by warps,
+// CTAs by shared-memory slots).
 // CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
 // CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[TILES]], %[[G0]]
 // CHECK: %[[ONEG0:.*]] = arith.cmpi ule, %[[G0]], %c1
 // CHECK: %[[SPREAD:.*]] = arith.select %[[ONEG0]], %c2{{.*}}, %c4
 // CHECK: %[[CTASF:.*]] = arith.muli %[[CTAS]], %[[SPREAD]]
-// CHECK: %[[BOUND:.*]] = arith.divui %[[SLOTS]], %[[CTASF]]
+// CHECK: %[[HALF:.*]] = arith.divui %[[SLOTS]], %[[CTASF]]
+// CHECK: %[[PERSM:.*]] = arith.divui %c132{{.*}}, %[[CTAS]]
+// CHECK: %[[BOUND:.*]] = arith.minui %[[HALF]], %[[PERSM]]
 // CHECK: %[[ONERW:.*]] = arith.cmpi eq, %[[RW]], %c1
 // CHECK: %[[MINTRIPS:.*]] = arith.select %[[ONERW]]
 // CHECK: %[[BYTRIPS:.*]] = arith.ceildivui %[[TRIPS]], %[[MINTRIPS]]
 // CHECK: %[[CAP1:.*]] = arith.minui %[[BYTRIPS]], %[[BOUND]]
-// CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %c16
+// CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %c8
 // CHECK: %[[ATLEAST1:.*]] = arith.maxui %{{.*}}, %[[CAP2]]
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[TRIPS]], %c1
 // CHECK: %[[WANTED:.*]] = arith.select %[[ONE]], %{{.*}}, %[[ATLEAST1]]
@@ -220,14 +229,7 @@
 // CHECK: %[[NWARPS:.*]] = arith.muli %[[RW]], %[[GROUPS]]
 // CHECK: %[[QBYTES:.*]] = arith.muli %[[NWARPS]], %c2048
 // CHECK: %[[SMEM:.*]] = arith.addi %[[SLOTBYTES]], %[[QBYTES]]
-// CHECK: %[[SPLIT:.*]] = arith.cmpi ugt, %[[NSPLIT]], %c1{{.*}} : index
-// CHECK: %[[PARTIALS:.*]] = arith.muli %{{.*}}, %c66
-// CHECK: %[[TOTAL:.*]] = arith.addi %c1024, %[[PARTIALS]]
-// CHECK: %[[WSN:.*]] = arith.select %[[SPLIT]], %[[TOTAL]], %c0
-// CHECK: %[[WS:.*]] = memref.alloc(%[[WSN]]) : memref<?xf32>
-// CHECK: %[[NCOUNT:.*]] = arith.select %[[SPLIT]], %c1024, %c0
-// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[NCOUNT]]
-// CHECK: memref.store %{{.*}}, %[[WS]][%[[I]]] : memref<?xf32>
+// CHECK-NOT: memref<?xf32>
 // CHECK-DAG: %[[B32:.*]] = arith.index_cast %[[B]] : index to i32
 // CHECK-DAG: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
@@ -238,15 +240,15 @@
 // The function of the rule's key-group count: 1..3, default 4.
 // CHECK: scf.index_switch %[[GROUPS]]
 // CHECK: case 1 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
 // CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QST]] : i64,
 // CHECK-SAME: %[[MSB]] : i64, %[[MST]] : i64, %[[MSS]] : i64, %[[B32]] : i32, %{{.*}} : i32, %[[T32]] : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[BTHD0]] : i32, %[[NOSKIP]] : i32, %[[N32]] : i32)
 // CHECK: case 2 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
 // CHECK: case 3 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
 // CHECK: default {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
 // CHECK-NOT: gpu.launch_func
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[VIEW]] restrict writable : memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>> to tensor<?x12x?x64xbf16>
 // CHECK: return %[[R]]
