@@ -56,11 +56,11 @@
  * moss_streaming_attention the same way. It assumes nothing: the kernel
  * reads and writes global memory only after the previous kernel in the
  * stream has completed, so only its launch and index math overlap that
- * kernel's end. Measured on an H200 (benchmarks/results/2026-12-04-h200),
- * attention calls following each other in a CUDA graph: 0.04-0.84 us less
- * per call for 39 of 45 decoder cases, but up to 1.15 us more for split
- * launches of long chunks at B=1 (T >= 240) and 0.25 for H=12 S=400 B=16
- * T=8; see that README before turning it on.
+ * kernel's end. Measured on an H200 (benchmarks/results/2026-12-04b-h200),
+ * attention calls following each other in a CUDA graph: up to 0.82 us less
+ * per call for 34 of 36 decoder cases, 0.03-0.13 us more for H=12 B=16 T=1
+ * (S=250, 400; four-group grids of 192 CTAs); see that README and
+ * 2026-12-04-h200's before turning it on.
  *
  * Thread safety: every function may be called concurrently from several
  * threads on one runtime, except moss_runtime_destroy, which must not race
