@@ -69,7 +69,8 @@
 // them in order z = 0, 1, ... through distributed shared memory and writes
 // the output (docs/kernel-abi.md, ABI version 5). The global-memory merge it
 // replaced (partials in a workspace, a fence and a counter per row block,
-// the last CTA merging) cost 0.4-2.4 us more on the H200's split launches.
+// the last CTA merging) cost 0.5-2.0 us more on the H200's split launches
+// of the decoder's cases (benchmarks/results/2026-12-04b-h200).
 //
 //===----------------------------------------------------------------------===//
 
