@@ -456,7 +456,9 @@ TEST_F(Attention, EveryClusterSizeAgreesWithOnePass) {
   for (Case c : {Case{1, 12, 16, 1100, 2}, Case{1, 12, 16, 1100, 3},
                  Case{1, 12, 16, 1100, 5}, Case{1, 12, 16, 1100, 6},
                  Case{1, 12, 16, 1024, 8}, Case{2, 12, 40, 896, 7},
-                 Case{64, 20, 1, 400, 2}}) {
+                 // Eight CTAs of four key groups (the most shared memory
+                 // and registers a cluster of this kernel can hold).
+                 Case{1, 12, 1, 2048, 8}, Case{64, 20, 1, 400, 2}}) {
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S,
@@ -466,6 +468,8 @@ TEST_F(Attention, EveryClusterSizeAgreesWithOnePass) {
                  " -> splits " + std::to_string(launch.splits) + " x " +
                  std::to_string(launch.kvGroups) + " groups");
     EXPECT_EQ(launch.splits, c.splits); // the cluster size launched
+    if (c.S == 2048)
+      EXPECT_EQ(launch.kvGroups, 4);
     RuntimeHandle forced;
     ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_SPLITS",
                             std::to_string(c.splits), forced),
