@@ -65,13 +65,17 @@ int64_t attentionMinCtasPerSm(int64_t kvGroups) {
   return kvGroups == 1 ? kAttentionMinCtasPerSm : kAttentionGroupedMinCtasPerSm;
 }
 
-std::string attentionKernelSymbol(int64_t kvGroups) {
-  return std::string(kAttentionKernelName) + "_" +
-         attentionKernelRole(kvGroups);
+int64_t attentionFunctionIndex(int64_t kvGroups, bool split) {
+  return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
 
-std::string attentionKernelRole(int64_t kvGroups) {
-  return "g" + std::to_string(kvGroups);
+std::string attentionKernelSymbol(int64_t kvGroups, bool split) {
+  return std::string(kAttentionKernelName) + "_" +
+         attentionKernelRole(kvGroups, split);
+}
+
+std::string attentionKernelRole(int64_t kvGroups, bool split) {
+  return "g" + std::to_string(kvGroups) + (split ? "_split" : "");
 }
 
 namespace {

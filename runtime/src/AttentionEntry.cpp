@@ -182,8 +182,10 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   params[23] = &skip;
   params[24] = &splits;
 
-  // The function of the launch's key-group count (1..4 by the rule).
-  size_t fn = static_cast<size_t>(launch.kvGroups - 1);
+  // The function of the launch's key-group count (1..4 by the rule), the
+  // split one when the keys are split.
+  size_t fn = static_cast<size_t>(
+      config::attentionFunctionIndex(launch.kvGroups, launch.splits > 1));
   CUlaunchConfig cfg = {};
   cfg.gridDimX = static_cast<unsigned>(launch.gridX);
   cfg.gridDimY = static_cast<unsigned>(launch.gridY);
@@ -213,7 +215,7 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   cfg.attrs = numAttrs ? attrs : nullptr;
   cfg.numAttrs = numAttrs;
   CUresult result =
-      api.launchKernelEx(&cfg, loaded.byGroups[fn], params, nullptr);
+      api.launchKernelEx(&cfg, loaded.functions[fn], params, nullptr);
   if (result != CUDA_SUCCESS)
     return cudaFailure("launching " + kernel.record.functions[fn].symbol,
                        result);

@@ -171,17 +171,21 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
                  "\" is not a parameter of this "
                  "ABI");
   }
-  const size_t count = config::kAttentionMaxKvGroups;
+  const size_t count = config::kAttentionFunctions;
   if (rec.functions.size() != count)
     return bad("field \"functions\" has " +
                std::to_string(rec.functions.size()) + " entries, expected " +
                std::to_string(count) + " (roles \"g1\" .. \"g" +
-               std::to_string(count) + "\")");
+               std::to_string(config::kAttentionMaxKvGroups) +
+               "\", then \"g1_split\" .. \"g" +
+               std::to_string(config::kAttentionMaxKvGroups) + "_split\")");
   for (size_t i = 0; i < count; ++i) {
     const config::KernelFunctionRecord &fn = rec.functions[i];
     std::string field = "field \"functions[" + std::to_string(i) + "].";
-    std::string role = config::attentionKernelRole(int64_t(i) + 1);
-    std::string symbol = config::attentionKernelSymbol(int64_t(i) + 1);
+    const bool split = i >= size_t(config::kAttentionMaxKvGroups);
+    const int64_t groups = int64_t(i % config::kAttentionMaxKvGroups) + 1;
+    std::string role = config::attentionKernelRole(groups, split);
+    std::string symbol = config::attentionKernelSymbol(groups, split);
     if (fn.role != role)
       return bad(field + "role\" is " + quoted(fn.role) + ", expected " +
                  quoted(role));

@@ -318,12 +318,12 @@ Status ModuleCache::setUp(ContextState &state) {
                              deviceText(api, device, major, minor),
                          result);
     state.attention.push_back(loaded); // Recorded so release() unloads it.
-    // One function per key-group count; each record asks for
+    // A one-pass and a split function per key-group count; each record asks for
     // kAttentionMaxSharedBytes (checked when the manifest was read).
     for (size_t g = 0; g < kernel.record.functions.size(); ++g) {
       Status status = loadFunction(
           api, loaded.module, kernel.record.functions[g], kernel.cubinPath,
-          kernels.manifestPath, state.attention.back().byGroups[g]);
+          kernels.manifestPath, state.attention.back().functions[g]);
       if (!status.ok())
         return status;
     }

@@ -66,8 +66,8 @@ struct LoadedGemm {
 
 struct LoadedAttention {
   CUmodule module = nullptr;
-  /// byGroups[g - 1]: the function for g key groups.
-  CUfunction byGroups[config::kAttentionMaxKvGroups] = {};
+  /// functions[attentionFunctionIndex(g, split)].
+  CUfunction functions[config::kAttentionFunctions] = {};
 };
 
 struct ContextState {

@@ -1,12 +1,12 @@
 // REQUIRES: ptxas
 // RUN: moss-opt %s --pass-pipeline="builtin.module(moss-to-cubin{format=isa})" | FileCheck %s
 
-// The attention kernels (one per key-group count) through the whole pipeline: PTX for sm_90a with BF16
+// The attention kernels (a one-pass and a split function per key-group count) through the whole pipeline: PTX for sm_90a with BF16
 // tensor cores for QK^T and PV (K by ldmatrix, V by ldmatrix.trans), cp.async
 // into dynamic shared memory, the reducing barriers of the key groups and of
 // skip_empty_tiles, the warp votes that skip a fully masked tile's compute
-// and a whole tile's mask selects, the in-kernel split merge (fence, counter, reducing
-// barrier), and no local memory or calls.
+// and a whole tile's mask selects, the split functions' cluster merge, and
+// no local memory, global fences, atomics or calls.
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
 // CHECK-SAME: .target sm_90a
 // CHECK-SAME: .extern .shared .align 16 .b8 __streaming_attention_d64_smem[];
@@ -28,10 +28,6 @@
 // CHECK-SAME: ex2.approx.ftz.f32
 // CHECK-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK-SAME: barrier.cluster.arrive;
-// CHECK-SAME: mapa.shared::cluster.u64
-// CHECK-SAME: ld.shared::cluster.v4.b32
-// CHECK-SAME: barrier.cluster.arrive.relaxed;
 // The grouped functions (small grids) keep two CTAs an SM, not three.
 // CHECK-SAME: .visible .entry streaming_attention_d64_g2(
 // CHECK-SAME: .minnctapersm 2
@@ -41,6 +37,18 @@
 // CHECK-SAME: .minnctapersm 2
 // CHECK-SAME: .visible .entry streaming_attention_d64_g4(
 // CHECK-SAME: .minnctapersm 2
+// The split functions merge their cluster's splits through distributed
+// shared memory.
+// CHECK-SAME: .visible .entry streaming_attention_d64_g1_split(
+// CHECK-SAME: .minnctapersm 3
+// CHECK-SAME: barrier.cluster.arrive;
+// CHECK-SAME: mapa.shared::cluster.u64
+// CHECK-SAME: ld.shared::cluster.v4.b32
+// CHECK-SAME: barrier.cluster.arrive.relaxed;
+// CHECK-SAME: .visible .entry streaming_attention_d64_g2_split(
+// CHECK-SAME: .visible .entry streaming_attention_d64_g3_split(
+// CHECK-SAME: .visible .entry streaming_attention_d64_g4_split(
+// CHECK-SAME: .minnctapersm 2
 // CHECK-NOT: streaming_attention_d64_combine
 // CHECK-NOT: mbarrier
 // CHECK-NOT: membar.gl
@@ -49,10 +57,15 @@
 // CHECK-NOT: call
 // CHECK-LABEL: func.func @decoder_attention
 // CHECK: scf.index_switch
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 clusters in
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 clusters in
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 clusters in
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 clusters in
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3_split clusters in
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in
+// CHECK: scf.index_switch
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @decoder_attention(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %m: tensor<?x1x?x400xi1>) -> tensor<?x12x?x64xbf16> {

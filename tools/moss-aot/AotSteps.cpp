@@ -257,17 +257,21 @@ bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
   record.ptx = stem + ".ptx";
   record.args = config::attentionKernelArgNames();
   record.params = config::attentionKernelParams();
-  // One function per key-group count, each with the largest block and the
-  // most shared memory a launch may ask for (the launch rule decides both).
-  record.functions.resize(config::kAttentionMaxKvGroups);
-  for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
-    config::KernelFunctionRecord &fn = record.functions[g - 1];
-    if (functionRecord(resources, config::attentionKernelSymbol(g),
-                       config::attentionKernelRole(g), {1, 1, 1},
-                       32 * config::kAttentionMaxWarps, fn,
-                       err) != KernelBuildResult::Built)
-      return false;
-    fn.dynamicSharedBytes = config::kAttentionMaxSharedBytes;
+  // A one-pass and a split function per key-group count, each with the
+  // largest block and the most shared memory a launch may ask for (the
+  // launch rule decides both).
+  record.functions.resize(config::kAttentionFunctions);
+  for (bool split : {false, true}) {
+    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
+      config::KernelFunctionRecord &fn =
+          record.functions[config::attentionFunctionIndex(g, split)];
+      if (functionRecord(resources, config::attentionKernelSymbol(g, split),
+                         config::attentionKernelRole(g, split), {1, 1, 1},
+                         32 * config::kAttentionMaxWarps, fn,
+                         err) != KernelBuildResult::Built)
+        return false;
+      fn.dynamicSharedBytes = config::kAttentionMaxSharedBytes;
+    }
   }
   return true;
 }

@@ -204,10 +204,17 @@ TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
   EXPECT_EQ(names.back(), "splits");
 }
 
-TEST(AttentionLaunchTest, OneFunctionPerKeyGroupCount) {
-  EXPECT_EQ(attentionKernelSymbol(1), "streaming_attention_d64_g1");
-  EXPECT_EQ(attentionKernelSymbol(4), "streaming_attention_d64_g4");
-  EXPECT_EQ(attentionKernelRole(3), "g3");
+TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
+  EXPECT_EQ(attentionKernelSymbol(1, false), "streaming_attention_d64_g1");
+  EXPECT_EQ(attentionKernelSymbol(4, false), "streaming_attention_d64_g4");
+  EXPECT_EQ(attentionKernelSymbol(2, true), "streaming_attention_d64_g2_split");
+  EXPECT_EQ(attentionKernelRole(3, false), "g3");
+  EXPECT_EQ(attentionKernelRole(3, true), "g3_split");
+  // One-pass functions first, then the split ones, each by G.
+  EXPECT_EQ(attentionFunctionIndex(1, false), 0);
+  EXPECT_EQ(attentionFunctionIndex(4, false), 3);
+  EXPECT_EQ(attentionFunctionIndex(1, true), 4);
+  EXPECT_EQ(attentionFunctionIndex(4, true), kAttentionFunctions - 1);
 }
 
 } // namespace

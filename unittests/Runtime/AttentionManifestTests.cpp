@@ -60,10 +60,14 @@ config::Manifest attentionManifest() {
                 {"max_splits", 8},
                 {"max_kv_groups", 4},
                 {"max_shared_bytes", 4 * 16384 + 4 * 2048}};
-  for (int64_t g = 1; g <= 4; ++g) {
-    rec.functions.push_back(function(config::attentionKernelSymbol(g),
-                                     config::attentionKernelRole(g), 128));
-    rec.functions.back().dynamicSharedBytes = config::kAttentionMaxSharedBytes;
+  for (bool split : {false, true}) {
+    for (int64_t g = 1; g <= 4; ++g) {
+      rec.functions.push_back(function(config::attentionKernelSymbol(g, split),
+                                       config::attentionKernelRole(g, split),
+                                       128));
+      rec.functions.back().dynamicSharedBytes =
+          config::kAttentionMaxSharedBytes;
+    }
   }
   m.attentionKernels.push_back(rec);
   return m;
@@ -132,7 +136,7 @@ TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
         rec(m).params["abi_version"] = 1; // main + combine kernel
         rec(m).params["head_dim"] = 128;  // reported after the version
       },
-      "\"params.abi_version\" = 1, expected 5");
+      "\"params.abi_version\" = 1, expected 6");
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
       "\"params.abi_version\" is missing");
@@ -171,7 +175,7 @@ TEST(AttentionManifest, ArgsMustMatchTheAbi) {
       "\"args[5]\" is \"workspace\", expected \"q_stride_b\"");
 }
 
-TEST(AttentionManifest, OneFunctionPerKeyGroupCount) {
+TEST(AttentionManifest, OnePassAndSplitFunctionPerKeyGroupCount) {
   expectManifestError(
       [](config::Manifest &m) { rec(m).functions[0].role = "main"; },
       "\"functions[0].role\" is \"main\", expected \"g1\"");
@@ -180,7 +184,22 @@ TEST(AttentionManifest, OneFunctionPerKeyGroupCount) {
       [](config::Manifest &m) {
         rec(m).functions = {function(rec(m).name, "main", 128)};
       },
-      "\"functions\" has 1 entries, expected 4 (roles \"g1\" .. \"g4\")");
+      "\"functions\" has 1 entries, expected 8 (roles \"g1\" .. \"g4\", then "
+      "\"g1_split\" .. \"g4_split\")");
+  // An ABI 5 record: the four functions that served both.
+  expectManifestError([](config::Manifest &m) { rec(m).functions.resize(4); },
+                      "\"functions\" has 4 entries, expected 8");
+  expectManifestError(
+      [](config::Manifest &m) {
+        std::swap(rec(m).functions[0], rec(m).functions[4]);
+      },
+      "\"functions[0].role\" is \"g1_split\", expected \"g1\"");
+  expectManifestError(
+      [](config::Manifest &m) {
+        rec(m).functions[6].symbol = "streaming_attention_d64_g3";
+      },
+      "\"functions[6].symbol\" is \"streaming_attention_d64_g3\", expected "
+      "\"streaming_attention_d64_g3_split\"");
   expectManifestError(
       [](config::Manifest &m) {
         std::swap(rec(m).functions[1].symbol, rec(m).functions[2].symbol);

@@ -32,7 +32,8 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// as a programmatic dependent (MOSS_ATTENTION_PDL=1). 5: the splits of a
 /// (b, h, row block) are one cluster (1, 1, splits) and rank 0 merges them
 /// from the ranks' shared memory: no workspace parameter, no counters.
-constexpr int64_t kAttentionAbiVersion = 5;
+/// 6: a one-pass and a split function per G (attentionKernelSymbol).
+constexpr int64_t kAttentionAbiVersion = 6;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
@@ -40,6 +41,12 @@ constexpr int64_t kAttentionMaxWarps = 4;     ///< main kernel: 32..128 thr.
 /// Key groups: warps of one row block that walk different key tiles of the
 /// same trip and merge in shared memory at the end (short chunks).
 constexpr int64_t kAttentionMaxKvGroups = 4;
+/// Functions of the kernel: for each G a one-pass function (splits == 1)
+/// and a split one (splits > 1, launched as clusters). Apart, the one-pass
+/// functions carry no merge code (H200: 18 of 30 unsplit decoder cases
+/// 0.1-1.1 us faster, H=12 S=250 T=32 0.7;
+/// benchmarks/results/2026-12-04b-h200).
+constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups;
 /// One slot of dynamic shared memory holds a key tile's K then its V.
 constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
 /// Slots of a launch: groups * stages <= 4 (stages = 2 for <= 2 groups).
@@ -83,10 +90,14 @@ int64_t attentionMinCtasPerSm(int64_t kvGroups);
 /// copies overlap this trip's compute) for <= 2 groups, else 1.
 int64_t attentionStages(int64_t kvGroups);
 
-/// Symbol of the function for `kvGroups` key groups (1..4):
-/// streaming_attention_d64_g<G>; also its manifest role, "g<G>".
-std::string attentionKernelSymbol(int64_t kvGroups);
-std::string attentionKernelRole(int64_t kvGroups);
+/// Index of the function for `kvGroups` key groups (1..4), one-pass or
+/// split, in the manifest's function list: G - 1, or 4 + G - 1 for split.
+int64_t attentionFunctionIndex(int64_t kvGroups, bool split);
+/// Symbol of that function: streaming_attention_d64_g<G>, or
+/// streaming_attention_d64_g<G>_split; its manifest role "g<G>" or
+/// "g<G>_split".
+std::string attentionKernelSymbol(int64_t kvGroups, bool split);
+std::string attentionKernelRole(int64_t kvGroups, bool split);
 
 /// Parameter names of the attention kernel, in ABI order.
 const std::vector<std::string> &attentionKernelArgNames();

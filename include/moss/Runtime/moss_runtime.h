@@ -57,8 +57,8 @@
  * reads and writes global memory only after the previous kernel in the
  * stream has completed, so only its launch and index math overlap that
  * kernel's end. Measured on an H200 (benchmarks/results/2026-12-04b-h200),
- * attention calls following each other in a CUDA graph: up to 0.82 us less
- * per call for 34 of 36 decoder cases, 0.03-0.13 us more for H=12 B=16 T=1
+ * attention calls following each other in a CUDA graph: up to 0.78 us less
+ * per call for 34 of 36 decoder cases, 0.01-0.07 us more for H=12 B=16 T=1
  * (S=250, 400; four-group grids of 192 CTAs); see that README and
  * 2026-12-04-h200's before turning it on.
  *

@@ -62,15 +62,18 @@
 // registers, .minnctapersm 3); the grouped ones, launched for small grids
 // only, two (.minnctapersm 2: up to 255).
 //
-// Split-KV. Split z of gridDim.z walks key tiles [z*tps, min(tiles,
-// (z+1)*tps)). With splits > 1 the splits of a (b, h, row block) are one
-// thread-block cluster (1, 1, splits), rank z: each leaves its FP32 (m, l,
-// acc) in its own shared memory, and after a cluster barrier rank 0 merges
-// them in order z = 0, 1, ... through distributed shared memory and writes
-// the output (docs/kernel-abi.md, ABI version 5). The global-memory merge it
-// replaced (partials in a workspace, a fence and a counter per row block,
-// the last CTA merging) cost 0.5-2.0 us more on the H200's split launches
-// of the decoder's cases (benchmarks/results/2026-12-04b-h200).
+// Split-KV. Each G has a one-pass function (every key tile, the output
+// written directly; splits is not read) and a split one: split z of
+// gridDim.z walks key tiles [z*tps, min(tiles, (z+1)*tps)), and the splits
+// of a (b, h, row block) are one thread-block cluster (1, 1, splits), rank
+// z: each leaves its FP32 (m, l, acc) in its own shared memory, and after a
+// cluster barrier rank 0 merges them in order z = 0, 1, ... through
+// distributed shared memory and writes the output (docs/kernel-abi.md, ABI
+// version 6). The global-memory merge this replaced (partials in a
+// workspace, a fence and a counter per row block, the last CTA merging) cost
+// 0.5-2.0 us more on the H200's split launches of the decoder's cases; one
+// function serving both cost the unsplit launches up to 1.1 us
+// (benchmarks/results/2026-12-04b-h200).
 //
 //===----------------------------------------------------------------------===//
 
@@ -215,12 +218,12 @@ public:
   }
 
   /// The kernel body for a fixed key-group count.
-  void emitBody(StringRef smemName, int64_t kvGroups);
+  void emitBody(StringRef smemName, int64_t kvGroups, bool split);
   /// One function for `kvGroups` key groups: with G a constant the group
   /// loops unroll and the other stage scheme drops out (measured on an H200:
   /// a G-generic body cost 10 % at T = 480, G = 1).
   void emitMainKernel(gpu::GPUModuleOp module, StringRef name,
-                      StringRef smemName, int64_t kvGroups);
+                      StringRef smemName, int64_t kvGroups, bool split);
 
 private:
   FunctionType kernelType() {
@@ -532,7 +535,9 @@ private:
   /// (warp-uniform, may be null) holds, every key is allowed for every row
   /// and the per-score selects are skipped.
   RowState computeTile(Value slot, Value bits, Value whole, const RowState &in);
+  std::array<SmallVector<Value>, 2> finalRows(const RowState &state);
   void storeResult(const RowState &state);
+  void mergeAndStoreSplits(const RowState &state);
   void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
   /// `loadSplit(z)`: split z's rows g and g + 8, each as m, l, acc
   /// (kSplitRowFloats).
@@ -1349,14 +1354,11 @@ void AttentionEmitter::storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l) {
   }
 }
 
-/// Splits == 1: the normalized bf16 output. Splits > 1: the splits of one
-/// (b, h, row block) are the CTAs of one thread-block cluster (1, 1, splits),
-/// rank z. Each leaves its rows' (m, l, acc) in its own shared memory; after
-/// a cluster barrier rank 0 reads every rank's rows through distributed
-/// shared memory in order z = 0, 1, ..., merges them and writes the output,
-/// so the result does not depend on which split finished first.
-void AttentionEmitter::storeResult(const RowState &state) {
-  SmallVector<Value> rows[2]; // per row: m, l (quad sum), acc in column order
+/// Rows g and g+8 of this lane as m, l (summed over the quad), then acc in
+/// column order (d = 8n + 2t, +1).
+std::array<SmallVector<Value>, 2>
+AttentionEmitter::finalRows(const RowState &state) {
+  std::array<SmallVector<Value>, 2> rows;
   for (int64_t r = 0; r < 2; ++r) {
     Value sum = fadd(state.l[r], shuffleXor(state.l[r], 1));
     rows[r] = {state.m[r], fadd(sum, shuffleXor(sum, 2))};
@@ -1364,18 +1366,27 @@ void AttentionEmitter::storeResult(const RowState &state) {
       for (int64_t e = 0; e < 2; ++e)
         rows[r].push_back(state.acc[4 * n + 2 * r + e]);
   }
-  Value single = cmp(arith::CmpIPredicate::eq, arg(kSplits), constI32(1));
-  auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    for (int64_t r = 0; r < 2; ++r)
-      emitIf(mv.rowValid[r], [&] {
-        storeOutputRow(r, ArrayRef<Value>(rows[r]).drop_front(2), rows[r][1]);
-      });
-  }
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  return rows;
+}
+
+/// One-pass functions: the normalized bf16 output.
+void AttentionEmitter::storeResult(const RowState &state) {
+  std::array<SmallVector<Value>, 2> rows = finalRows(state);
+  for (int64_t r = 0; r < 2; ++r)
+    emitIf(mv.rowValid[r], [&] {
+      storeOutputRow(r, ArrayRef<Value>(rows[r]).drop_front(2), rows[r][1]);
+    });
+}
+
+/// Split functions: the splits of one (b, h, row block) are the CTAs of one
+/// thread-block cluster (1, 1, splits), rank z. Each leaves its rows' (m, l,
+/// acc) in its own shared memory; after a cluster barrier rank 0 reads every
+/// rank's rows through distributed shared memory in order z = 0, 1, ...,
+/// merges them and writes the output, so the result does not depend on
+/// which split finished first. (With splits == 1 this is the one-pass
+/// result, slower.)
+void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
+  std::array<SmallVector<Value>, 2> rows = finalRows(state);
   // Hand-over area: after the key groups' entries (mergeGroups), group 0's
   // thread tid at float splitBase + 36 tid: (m, l) of both rows, then row
   // g's acc, then row g + 8's, as 16-byte vectors (a stride of 36 words puts
@@ -1533,15 +1544,17 @@ std::array<Value, 2> AttentionEmitter::placeRows(Value lane, Value row0) {
 }
 
 void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
-                                      StringRef smemName, int64_t kvGroups) {
+                                      StringRef smemName, int64_t kvGroups,
+                                      bool split) {
   gpu::GPUFuncOp fn = createKernel(module, name, std::nullopt);
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
               b.getI32IntegerAttr(config::attentionMinCtasPerSm(kvGroups)));
-  emitBody(smemName, kvGroups);
+  emitBody(smemName, kvGroups, split);
   gpu::ReturnOp::create(b, loc);
 }
 
-void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
+void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
+                                bool split) {
   mv.tid = threadIdx();
   mv.threads = blockDim();
   mv.laneId = remU(mv.tid, 32);
@@ -1550,7 +1563,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   Value bh = blockIdx(gpu::Dimension::x);
   mv.b = divU(bh, heads);
   mv.h = remU(bh, heads);
-  mv.z = blockIdx(gpu::Dimension::z);
+  // A one-pass function walks every key tile whatever gridDim.z says.
+  mv.z = split ? blockIdx(gpu::Dimension::z) : constI32(0);
   mv.groups = constI32(kvGroups);
   mv.rowWarps = divU(divU(mv.threads, 32), mv.groups);
   // With one group every warp is a row warp of group 0: constants, so no
@@ -1571,7 +1585,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
 
   // This split's key tiles [tBegin, tBegin + nTiles), in trips of G.
   Value keyTiles = divU(add(s, kKeys - 1), kKeys);
-  Value splits = arg(kSplits);
+  Value splits = split ? arg(kSplits) : constI32(1);
   Value perSplit = divU(sub(add(keyTiles, splits), constI32(1)), splits);
   mv.tBegin = mul(mv.z, perSplit);
   Value tEnd = minU(add(mv.tBegin, perSplit), keyTiles);
@@ -1764,7 +1778,10 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups) {
   Value writer = isZero(mv.group);
   for (int64_t r = 0; r < 2; ++r)
     mv.rowValid[r] = both(rowValid[r], writer);
-  storeResult(final);
+  if (split)
+    mergeAndStoreSplits(final);
+  else
+    storeResult(final);
 }
 
 } // namespace
@@ -1773,8 +1790,9 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
                                     gpu::GPUModuleOp module) {
   std::string smem = "__" + std::string(config::kAttentionKernelName) + "_smem";
   SmallVector<std::string> symbols = {smem};
-  for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g)
-    symbols.push_back(config::attentionKernelSymbol(g));
+  for (bool split : {false, true})
+    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g)
+      symbols.push_back(config::attentionKernelSymbol(g, split));
   for (const std::string &symbol : symbols)
     if (SymbolTable::lookupSymbolIn(module, symbol))
       return emitError(loc)
@@ -1788,9 +1806,14 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
                          /*isConstant=*/false, LLVM::Linkage::External, smem,
                          Attribute(),
                          /*alignment=*/16, kSharedSpace);
-  for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
-    AttentionEmitter emitter(b, loc);
-    emitter.emitMainKernel(module, config::attentionKernelSymbol(g), smem, g);
+  // In attentionFunctionIndex order: the one-pass functions, then the split
+  // ones.
+  for (bool split : {false, true}) {
+    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
+      AttentionEmitter emitter(b, loc);
+      emitter.emitMainKernel(module, config::attentionKernelSymbol(g, split),
+                             smem, g, split);
+    }
   }
   return success();
 }

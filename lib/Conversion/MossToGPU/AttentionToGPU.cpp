@@ -68,18 +68,21 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     auto top = op->getParentOfType<ModuleOp>();
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(rw, top);
     if (!SymbolTable::lookupSymbolIn(kernels,
-                                     config::attentionKernelSymbol(1)) &&
+                                     config::attentionKernelSymbol(1, false)) &&
         failed(buildAttentionKernels(rw, loc, kernels)))
       return op.emitOpError("could not build the attention kernels");
-    // byGroups[g - 1]: the kernel for g key groups.
-    SmallVector<gpu::GPUFuncOp> byGroups;
-    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
-      std::string name = config::attentionKernelSymbol(g);
-      byGroups.push_back(kernels.lookupSymbol<gpu::GPUFuncOp>(name));
-      if (!byGroups.back())
-        return op.emitOpError("attention kernel ") << name << " is missing";
+    // functions[attentionFunctionIndex(g, split)].
+    SmallVector<gpu::GPUFuncOp> functions(config::kAttentionFunctions);
+    for (bool split : {false, true}) {
+      for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
+        std::string name = config::attentionKernelSymbol(g, split);
+        gpu::GPUFuncOp fn = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
+        if (!fn)
+          return op.emitOpError("attention kernel ") << name << " is missing";
+        functions[config::attentionFunctionIndex(g, split)] = fn;
+      }
     }
-    gpu::GPUFuncOp mainFn = byGroups.front();
+    gpu::GPUFuncOp mainFn = functions.front();
 
     Type ptrType = mainFn.getArgumentTypes().front();
     Type i32 = rw.getI32Type();
@@ -227,7 +230,8 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         rw, loc, i32, op.getSkipEmptyTiles() ? 1 : 0));
     args.push_back(toI32(splits));
 
-    // The kernel of the rule's key-group count: cases 1..3, default 4.
+    // The function of the rule's key-group count (cases 1..3, default 4):
+    // with splits > 1 the split one, launched as clusters (1, 1, splits).
     gpu::KernelDim3 grid{gridX, gridY, splits};
     gpu::KernelDim3 block{threads, c(1), c(1)};
     gpu::KernelDim3 cluster{c(1), c(1), splits};
@@ -235,19 +239,35 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     SmallVector<int64_t> cases;
     for (int64_t g = 1; g < config::kAttentionMaxKvGroups; ++g)
       cases.push_back(g);
-    auto launchFor = scf::IndexSwitchOp::create(rw, loc, TypeRange{}, groups,
-                                                cases, cases.size());
-    for (int64_t i = 0; i <= int64_t(cases.size()); ++i) {
-      bool isDefault = i == int64_t(cases.size());
-      Region &region = isDefault ? launchFor.getDefaultRegion()
-                                 : launchFor.getCaseRegions()[i];
+    auto launchAll = [&](bool split) {
+      auto launchFor = scf::IndexSwitchOp::create(rw, loc, TypeRange{}, groups,
+                                                  cases, cases.size());
+      for (int64_t i = 0; i <= int64_t(cases.size()); ++i) {
+        bool isDefault = i == int64_t(cases.size());
+        Region &region = isDefault ? launchFor.getDefaultRegion()
+                                   : launchFor.getCaseRegions()[i];
+        OpBuilder::InsertionGuard guard(rw);
+        rw.setInsertionPointToStart(rw.createBlock(&region));
+        gpu::GPUFuncOp fn =
+            functions[config::attentionFunctionIndex(i + 1, split)];
+        if (split)
+          gpu::LaunchFuncOp::create(rw, loc, fn, grid, block, smem32, args,
+                                    /*asyncTokenType=*/nullptr,
+                                    /*asyncDependencies=*/{}, cluster);
+        else
+          gpu::LaunchFuncOp::create(rw, loc, fn, grid, block, smem32, args);
+        scf::YieldOp::create(rw, loc);
+      }
+    };
+    Value split =
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, splits, c(1));
+    auto ifSplit = scf::IfOp::create(rw, loc, split, /*withElseRegion=*/true);
+    {
       OpBuilder::InsertionGuard guard(rw);
-      rw.setInsertionPointToStart(rw.createBlock(&region));
-      gpu::LaunchFuncOp::create(rw, loc, byGroups[isDefault ? cases.size() : i],
-                                grid, block, smem32, args,
-                                /*asyncTokenType=*/nullptr,
-                                /*asyncDependencies=*/{}, cluster);
-      scf::YieldOp::create(rw, loc);
+      rw.setInsertionPoint(ifSplit.thenBlock()->getTerminator());
+      launchAll(true);
+      rw.setInsertionPoint(ifSplit.elseBlock()->getTerminator());
+      launchAll(false);
     }
     rw.replaceOp(op, bufferization::ToTensorOp::create(rw, loc, resultType,
                                                        view, /*restrict=*/true,

@@ -49,6 +49,50 @@
 // PDL-NOT: nvvm.mma.sync
 // PDL-NOT: nvvm.griddepcontrol
 // PDL: gpu.return
+// PDL-LABEL: gpu.func @streaming_attention_d64_g1_split(
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
+// PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
+// PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
+// PDL-LABEL: gpu.func @streaming_attention_d64_g2_split(
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
+// PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
+// PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
+// PDL-LABEL: gpu.func @streaming_attention_d64_g3_split(
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
+// PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
+// PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
+// PDL-LABEL: gpu.func @streaming_attention_d64_g4_split(
+// PDL-NOT: nvvm.cp.async
+// PDL-NOT: llvm.load
+// PDL-NOT: llvm.store
+// PDL-NOT: nvvm.griddepcontrol launch_dependents
+// PDL: nvvm.griddepcontrol wait
+// PDL: nvvm.mma.sync
+// PDL: nvvm.griddepcontrol launch_dependents
+// PDL-NOT: nvvm.mma.sync
+// PDL-NOT: nvvm.griddepcontrol
+// PDL: gpu.return
 
 // Default layout (bthd): the generated kernels, then host code that passes
 // the operands' strides, allocates [B,T,H,D] storage, returns it as the
@@ -100,38 +144,16 @@
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
 // CHECK: nvvm.mma.sync
-// Epilogue: splits == 1 stores bf16 pairs at row ((b*T + t)*H + h) (bthd)
-// or ((b*H + h)*T + t) (bhtd); splits > 1 (one cluster of the splits) leaves
-// (m, l, acc) in shared memory as 16-byte vectors, a cluster barrier
-// publishes them, rank 0 merges the ranks in order through distributed
-// shared memory (two ranks' loads at a time) and stores the output, and a
-// relaxed cluster barrier keeps every rank alive until then. No global
-// partials, fences or atomics.
-// CHECK: %[[SINGLE:.*]] = arith.cmpi eq, %[[SPLITS]], %{{.*}} : i32
-// CHECK: scf.if %[[SINGLE]]
+// One-pass epilogue: bf16 pairs at row ((b*T + t)*H + h) (bthd) or
+// ((b*H + h)*T + t) (bhtd); no split code (splits is not read).
+// CHECK-NOT: %[[SPLITS]]
 // CHECK: %[[BTHD:.*]] = arith.cmpi eq, %[[LAYOUT]], %{{.*}} : i32
 // CHECK: arith.select %[[BTHD]], %{{.*}}, %{{.*}} : i64
 // CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
-// CHECK: } else {
-// CHECK-NOT: !llvm.ptr<1>
-// CHECK: nvvm.barrier0
-// CHECK-COUNT-9: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
-// CHECK-NOT: !llvm.ptr<1>
-// CHECK: nvvm.cluster.arrive
-// CHECK-NEXT: nvvm.cluster.wait
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS]] step %c2_i32
-// CHECK: %[[RANK:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
-// CHECK: nvvm.mapa
-// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
-// CHECK: arith.maxnumf
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
-// CHECK: nvvm.cluster.arrive.relaxed
-// CHECK-NEXT: nvvm.cluster.wait
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.return
+// CHECK-NOT: nvvm.cluster
+// CHECK-NOT: nvvm.mapa
+// CHECK: gpu.return
 // CHECK: gpu.func @streaming_attention_d64_g2(
 // CHECK: gpu.func @streaming_attention_d64_g3(
 // With four groups there is one stage: the next trip's copies follow the
@@ -147,6 +169,41 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c4_i32{{(_[0-9]+)?}} step %{{.*}} iter_args
 // CHECK-COUNT-36: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: gpu.return
+// The split functions (splits > 1, one cluster of the splits): each CTA
+// walks its split's tiles, leaves (m, l, acc) in shared memory as 16-byte
+// vectors, a cluster barrier publishes them, rank 0 merges the ranks in
+// order through distributed shared memory (two ranks' loads at a time) and
+// stores the output, and a relaxed cluster barrier keeps every rank alive
+// until then. No global partials, fences or atomics.
+// CHECK: gpu.func @streaming_attention_d64_g1_split({{.*}}, %[[SPLITS1:[^:]*]]: i32) kernel
+// CHECK-SAME: nvvm.minctasm = 3 : i32
+// CHECK: gpu.block_id z
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.griddepcontrol launch_dependents
+// CHECK-NOT: !llvm.ptr<1>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-9: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK-NOT: !llvm.ptr<1>
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS1]] step %c2_i32
+// CHECK: %[[RANK:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK: nvvm.mapa
+// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK: arith.maxnumf
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK: nvvm.cluster.arrive.relaxed
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: gpu.return
+// CHECK: gpu.func @streaming_attention_d64_g2_split(
+// CHECK: nvvm.cluster.arrive
+// CHECK: gpu.func @streaming_attention_d64_g3_split(
+// CHECK: nvvm.cluster.arrive
+// CHECK: gpu.func @streaming_attention_d64_g4_split(
+// CHECK: nvvm.cluster.arrive
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
@@ -237,18 +294,32 @@
 // CHECK-DAG: %[[NOSKIP:.*]] = arith.constant 0 : i32
 // CHECK: %[[N32:.*]] = arith.index_cast %[[NSPLIT]] : index to i32
 // CHECK: %[[SMEM32:.*]] = arith.index_cast %[[SMEM]] : index to i32
-// The function of the rule's key-group count: 1..3, default 4.
+// The function of the rule's key-group count (1..3, default 4): the split one,
+// launched as clusters (1, 1, splits), when splits > 1, else the one-pass one.
+// CHECK: %[[ISSPLIT:.*]] = arith.cmpi ugt, %[[NSPLIT]], %c1{{.*}} : index
+// CHECK: scf.if %[[ISSPLIT]] {
 // CHECK: scf.index_switch %[[GROUPS]]
 // CHECK: case 1 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
 // CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QST]] : i64,
 // CHECK-SAME: %[[MSB]] : i64, %[[MST]] : i64, %[[MSS]] : i64, %[[B32]] : i32, %{{.*}} : i32, %[[T32]] : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[BTHD0]] : i32, %[[NOSKIP]] : i32, %[[N32]] : i32)
 // CHECK: case 2 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
 // CHECK: case 3 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
 // CHECK: default {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
+// CHECK: } else {
+// CHECK: scf.index_switch %[[GROUPS]]
+// CHECK: case 1 {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
+// CHECK-SAME: %[[N32]] : i32)
+// CHECK: case 2 {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in
+// CHECK: case 3 {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks in
+// CHECK: default {
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in
 // CHECK-NOT: gpu.launch_func
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[VIEW]] restrict writable : memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>> to tensor<?x12x?x64xbf16>
 // CHECK: return %[[R]]
@@ -280,15 +351,19 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 
 // -----
 
-// Every attention op shares the four kernels.
+// Every attention op shares the eight functions.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g3(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1_split(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_split(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g3_split(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_split(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
-// CHECK-COUNT-2: scf.index_switch
+// CHECK-COUNT-4: scf.index_switch
 // CHECK-NOT: moss.
 func.func @two_layers(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x1x250xi1>) -> (tensor<1x12x1x64xbf16>, tensor<1x12x1x64xbf16>) {
   %a = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x1x250xi1> -> tensor<1x12x1x64xbf16>
