@@ -78,6 +78,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "moss/Conversion/MossToGPU/AttentionKernelBuilder.h"
+#include "NvvmSync.h"
 
 #include "moss/Config/AttentionLaunch.h"
 
@@ -96,10 +97,6 @@ using namespace mlir;
 
 namespace moss {
 namespace {
-
-constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
-constexpr unsigned kSharedSpace = 3;        // CUDA shared memory
-constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
 constexpr int64_t kD = config::kAttentionHeadDim;
 constexpr int64_t kKeys = config::kAttentionKeysPerTile;
@@ -438,17 +435,6 @@ private:
   Value swizzle(Value r) { return bitOr(shl(bitAnd(r, 1), 2), shrU(r, 1)); }
   /// bar.sync 0 over the CTA.
   void barrier() { NVVM::Barrier0Op::create(b, loc); }
-  /// barrier.cluster.arrive (release) + wait (acquire), every thread: makes
-  /// every rank's shared-memory writes visible to the cluster.
-  void clusterBarrier() {
-    NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
-    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
-  }
-  /// barrier.cluster.arrive.relaxed + wait: execution order only.
-  void clusterExecutionBarrier() {
-    NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
-    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
-  }
 
   // --- main-kernel pieces ----------------------------------------------------
   struct MaskLoads {
@@ -1420,7 +1406,7 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
         ifHighRows({}, storeAcc);
     }
   });
-  clusterBarrier();
+  emitClusterBarrier(b, loc);
   emitIf(both(writer, isZero(mv.z)), [&] {
     mergeSplits([&](Value z) {
       Value remote = NVVM::MapaOp::create(b, loc, clusterPtr, mv.kv, z);
@@ -1449,7 +1435,7 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   // No CTA may exit (and free its shared memory) while rank 0 may still
   // read it. Execution order is enough: rank 0's loads have returned before
   // it arrives, since its stores consumed their values.
-  clusterExecutionBarrier();
+  emitClusterExecutionBarrier(b, loc);
 }
 
 /// Merges rows g and g+8 of every split in order z = 0, 1, ... and writes

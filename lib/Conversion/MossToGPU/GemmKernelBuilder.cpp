@@ -38,6 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "moss/Conversion/MossToGPU/GemmKernelBuilder.h"
+#include "NvvmSync.h"
 
 #include "moss/Config/GemmLaunch.h"
 
@@ -57,10 +58,6 @@ using namespace mlir;
 
 namespace moss {
 namespace {
-
-constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
-constexpr unsigned kSharedSpace = 3;        // CUDA shared memory (own CTA)
-constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
 // 1/sqrt(2) for erf-GELU, as the contract writes it.
 constexpr double kInvSqrt2 = 0.70710678118654752;
@@ -227,19 +224,6 @@ private:
   template <typename Fn>
   std::pair<Value, Value> sumGroups(int64_t count, Fn ptrOf);
   std::pair<Value, Value> sumPartials(Value tile, Value mLocal, Value nLocal);
-  /// barrier.cluster.arrive (release) + wait (acquire), all threads: makes
-  /// every rank's shared-memory writes visible to the cluster.
-  void clusterBarrier() {
-    NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
-    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
-  }
-  /// barrier.cluster.arrive.relaxed + wait: only orders execution. A release
-  /// arrive compiles to MEMBAR.ALL.GPU, which would wait for the output's
-  /// global stores before the kernel can exit.
-  void clusterExecutionBarrier() {
-    NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
-    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
-  }
 
   Value applyEpilogue(Value lo, Value hi, Value rowOffset, Value n);
   Value gelu(Value v);
@@ -733,7 +717,7 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
     store16(lo, ptr);
     store16(hi, elementPtr(ptr, f32, 4));
   });
-  clusterBarrier();
+  emitClusterBarrier(b, loc);
   SmallVector<Value> ranks;
   for (int64_t z = 0; z < spec.split; ++z)
     ranks.push_back(
@@ -749,7 +733,7 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   // No CTA may exit (and free its shared memory) while another rank may
   // still read its partials. Execution order is enough: a rank's remote loads
   // have returned before it arrives, since its stores consumed their values.
-  clusterExecutionBarrier();
+  emitClusterExecutionBarrier(b, loc);
   gpu::ReturnOp::create(b, loc);
 }
 
