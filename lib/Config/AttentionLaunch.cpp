@@ -69,6 +69,10 @@ int64_t attentionFunctionIndex(int64_t kvGroups, bool split) {
   return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
 
+AttentionFunction attentionFunctionAt(int64_t index) {
+  return {index % kAttentionMaxKvGroups + 1, index >= kAttentionMaxKvGroups};
+}
+
 std::string attentionKernelSymbol(int64_t kvGroups, bool split) {
   return std::string(kAttentionKernelName) + "_" +
          attentionKernelRole(kvGroups, split);

@@ -182,10 +182,9 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
   for (size_t i = 0; i < count; ++i) {
     const config::KernelFunctionRecord &fn = rec.functions[i];
     std::string field = "field \"functions[" + std::to_string(i) + "].";
-    const bool split = i >= size_t(config::kAttentionMaxKvGroups);
-    const int64_t groups = int64_t(i % config::kAttentionMaxKvGroups) + 1;
-    std::string role = config::attentionKernelRole(groups, split);
-    std::string symbol = config::attentionKernelSymbol(groups, split);
+    const config::AttentionFunction f = config::attentionFunctionAt(i);
+    std::string role = config::attentionKernelRole(f.kvGroups, f.split);
+    std::string symbol = config::attentionKernelSymbol(f.kvGroups, f.split);
     if (fn.role != role)
       return bad(field + "role\" is " + quoted(fn.role) + ", expected " +
                  quoted(role));

@@ -261,17 +261,16 @@ bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
   // largest block and the most shared memory a launch may ask for (the
   // launch rule decides both).
   record.functions.resize(config::kAttentionFunctions);
-  for (bool split : {false, true}) {
-    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
-      config::KernelFunctionRecord &fn =
-          record.functions[config::attentionFunctionIndex(g, split)];
-      if (functionRecord(resources, config::attentionKernelSymbol(g, split),
-                         config::attentionKernelRole(g, split), {1, 1, 1},
-                         32 * config::kAttentionMaxWarps, fn,
-                         err) != KernelBuildResult::Built)
-        return false;
-      fn.dynamicSharedBytes = config::kAttentionMaxSharedBytes;
-    }
+  for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
+    const config::AttentionFunction f = config::attentionFunctionAt(i);
+    config::KernelFunctionRecord &fn = record.functions[i];
+    if (functionRecord(resources,
+                       config::attentionKernelSymbol(f.kvGroups, f.split),
+                       config::attentionKernelRole(f.kvGroups, f.split),
+                       {1, 1, 1}, 32 * config::kAttentionMaxWarps, fn,
+                       err) != KernelBuildResult::Built)
+      return false;
+    fn.dynamicSharedBytes = config::kAttentionMaxSharedBytes;
   }
   return true;
 }

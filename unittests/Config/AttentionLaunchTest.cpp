@@ -215,6 +215,12 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionFunctionIndex(4, false), 3);
   EXPECT_EQ(attentionFunctionIndex(1, true), 4);
   EXPECT_EQ(attentionFunctionIndex(4, true), kAttentionFunctions - 1);
+  for (int64_t i = 0; i < kAttentionFunctions; ++i) {
+    AttentionFunction f = attentionFunctionAt(i);
+    EXPECT_EQ(attentionFunctionIndex(f.kvGroups, f.split), i);
+  }
+  EXPECT_EQ(attentionFunctionAt(5).kvGroups, 2);
+  EXPECT_TRUE(attentionFunctionAt(5).split);
 }
 
 } // namespace

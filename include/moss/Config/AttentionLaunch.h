@@ -93,6 +93,12 @@ int64_t attentionStages(int64_t kvGroups);
 /// Index of the function for `kvGroups` key groups (1..4), one-pass or
 /// split, in the manifest's function list: G - 1, or 4 + G - 1 for split.
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split);
+/// The function at `index` (0 .. kAttentionFunctions - 1) of that list.
+struct AttentionFunction {
+  int64_t kvGroups;
+  bool split;
+};
+AttentionFunction attentionFunctionAt(int64_t index);
 /// Symbol of that function: streaming_attention_d64_g<G>, or
 /// streaming_attention_d64_g<G>_split; its manifest role "g<G>" or
 /// "g<G>_split".

@@ -1776,9 +1776,10 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
                                     gpu::GPUModuleOp module) {
   std::string smem = "__" + std::string(config::kAttentionKernelName) + "_smem";
   SmallVector<std::string> symbols = {smem};
-  for (bool split : {false, true})
-    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g)
-      symbols.push_back(config::attentionKernelSymbol(g, split));
+  for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
+    config::AttentionFunction f = config::attentionFunctionAt(i);
+    symbols.push_back(config::attentionKernelSymbol(f.kvGroups, f.split));
+  }
   for (const std::string &symbol : symbols)
     if (SymbolTable::lookupSymbolIn(module, symbol))
       return emitError(loc)
@@ -1792,14 +1793,13 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
                          /*isConstant=*/false, LLVM::Linkage::External, smem,
                          Attribute(),
                          /*alignment=*/16, kSharedSpace);
-  // In attentionFunctionIndex order: the one-pass functions, then the split
-  // ones.
-  for (bool split : {false, true}) {
-    for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
-      AttentionEmitter emitter(b, loc);
-      emitter.emitMainKernel(module, config::attentionKernelSymbol(g, split),
-                             smem, g, split);
-    }
+  // In the manifest's order: the one-pass functions, then the split ones.
+  for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
+    config::AttentionFunction f = config::attentionFunctionAt(i);
+    AttentionEmitter emitter(b, loc);
+    emitter.emitMainKernel(module,
+                           config::attentionKernelSymbol(f.kvGroups, f.split),
+                           smem, f.kvGroups, f.split);
   }
   return success();
 }

@@ -72,15 +72,13 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         failed(buildAttentionKernels(rw, loc, kernels)))
       return op.emitOpError("could not build the attention kernels");
     // functions[attentionFunctionIndex(g, split)].
-    SmallVector<gpu::GPUFuncOp> functions(config::kAttentionFunctions);
-    for (bool split : {false, true}) {
-      for (int64_t g = 1; g <= config::kAttentionMaxKvGroups; ++g) {
-        std::string name = config::attentionKernelSymbol(g, split);
-        gpu::GPUFuncOp fn = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
-        if (!fn)
-          return op.emitOpError("attention kernel ") << name << " is missing";
-        functions[config::attentionFunctionIndex(g, split)] = fn;
-      }
+    SmallVector<gpu::GPUFuncOp> functions;
+    for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
+      config::AttentionFunction f = config::attentionFunctionAt(i);
+      std::string name = config::attentionKernelSymbol(f.kvGroups, f.split);
+      functions.push_back(kernels.lookupSymbol<gpu::GPUFuncOp>(name));
+      if (!functions.back())
+        return op.emitOpError("attention kernel ") << name << " is missing";
     }
     gpu::GPUFuncOp mainFn = functions.front();
 
