@@ -61,6 +61,11 @@ const std::vector<std::string> &attentionKernelArgNames() {
 
 int64_t attentionStages(int64_t kvGroups) { return kvGroups <= 2 ? 2 : 1; }
 
+int64_t attentionMergeBytes(int64_t kvGroups, int64_t rowWarps, bool split) {
+  return (kvGroups - 1 + (split ? 1 : 0)) * rowWarps *
+         kAttentionMergeBytesPerWarp;
+}
+
 int64_t attentionMinCtasPerSm(int64_t kvGroups) {
   return kvGroups == 1 ? kAttentionMinCtasPerSm : kAttentionGroupedMinCtasPerSm;
 }
@@ -192,8 +197,10 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.warps = launch.rowWarps * launch.kvGroups;
   launch.threads = 32 * launch.warps;
   launch.stages = attentionStages(launch.kvGroups);
-  launch.sharedBytes = launch.stages * launch.kvGroups * kAttentionSlotBytes +
-                       launch.warps * kAttentionQBytesPerWarp;
+  launch.sharedBytes =
+      launch.stages * launch.kvGroups * kAttentionSlotBytes +
+      launch.warps * kAttentionQBytesPerWarp +
+      attentionMergeBytes(launch.kvGroups, launch.rowWarps, launch.splits > 1);
   out = launch;
   return true;
 }

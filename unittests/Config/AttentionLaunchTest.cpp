@@ -40,7 +40,10 @@ TEST(AttentionLaunchTest, DecodeUsesKeyGroupsAndSplits) {
   EXPECT_EQ(l.splits, 2);
   EXPECT_EQ(l.tilesPerSplit, 4);
   EXPECT_EQ(l.stages, 1); // 4 groups: one stage of 4 slots
-  EXPECT_EQ(l.sharedBytes, 4 * 16384 + 4 * 2048);
+  // Slots, Q rows, and the merge area: entries of groups 1..3 and the split
+  // hand-over, 4608 bytes each for the one row warp.
+  EXPECT_EQ(l.sharedBytes, 4 * 16384 + 4 * 2048 + 4 * 4608);
+  EXPECT_EQ(l.sharedBytes, kAttentionMaxSharedBytes);
 }
 
 TEST(AttentionLaunchTest, LongChunksRunOnePass) {
@@ -86,8 +89,11 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   AttentionLaunch three = derive(1, 1, 1, 190);
   EXPECT_EQ(three.kvGroups, 3);
   EXPECT_EQ(three.stages, 1);
-  EXPECT_EQ(three.sharedBytes, 3 * 16384 + 3 * 2048);
+  EXPECT_EQ(three.sharedBytes, 3 * 16384 + 3 * 2048 + 2 * 4608);
+  // One group, one pass: no merge area. Split: the hand-over of 4 row warps.
   EXPECT_EQ(derive(1, 1, 1, 1).sharedBytes, 2 * 16384 + 2048);
+  EXPECT_EQ(derive(1, 12, 240, 400).sharedBytes,
+            2 * 16384 + 4 * 2048 + 4 * 4608);
   EXPECT_LE(derive(1, 12, 1, 400).sharedBytes, kAttentionMaxSharedBytes);
 }
 

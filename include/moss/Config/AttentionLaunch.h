@@ -33,7 +33,9 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// (b, h, row block) are one cluster (1, 1, splits) and rank 0 merges them
 /// from the ranks' shared memory: no workspace parameter, no counters.
 /// 6: a one-pass and a split function per G (attentionKernelSymbol).
-constexpr int64_t kAttentionAbiVersion = 6;
+/// 7: the key groups' and the splits' hand-overs in a merge area after the
+/// Q rows (attentionMergeBytes), not in the K/V slots.
+constexpr int64_t kAttentionAbiVersion = 7;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
@@ -53,9 +55,18 @@ constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
 constexpr int64_t kAttentionMaxSlots = 4;
 /// Each warp keeps its 16 Q rows (bf16) after the slots.
 constexpr int64_t kAttentionQBytesPerWarp = 16 * 64 * 2;
+/// After the Q rows, the merge area: per lane of a row warp, 36 floats
+/// (m, l of rows g and g + 8 and their 32 acc) for each key group but the
+/// first and, in a split function, for the split hand-over. Kept apart from
+/// the slots, so a group hands over without waiting for the other warps to
+/// finish their last tile.
+constexpr int64_t kAttentionMergeBytesPerWarp = 32 * 36 * 4;
+/// Merge entries of a launch: ((kvGroups - 1) + split) * rowWarps <= 4.
+constexpr int64_t kAttentionMaxMergeEntries = kAttentionMaxWarps;
 constexpr int64_t kAttentionMaxSharedBytes =
     kAttentionMaxSlots * kAttentionSlotBytes +
-    kAttentionMaxWarps * kAttentionQBytesPerWarp;
+    kAttentionMaxWarps * kAttentionQBytesPerWarp +
+    kAttentionMaxMergeEntries * kAttentionMergeBytesPerWarp;
 /// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM,
 /// the lesser of the register bound for 1..4 warps (at most 168 registers a
 /// thread, __launch_bounds__(128, 3), the one-group function's) and the
@@ -85,6 +96,9 @@ constexpr int64_t kAttentionFewCtas = 32;
 
 /// nvvm.minctasm of the function for `kvGroups` key groups.
 int64_t attentionMinCtasPerSm(int64_t kvGroups);
+
+/// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp).
+int64_t attentionMergeBytes(int64_t kvGroups, int64_t rowWarps, bool split);
 
 /// Stages of the K/V slots for `kvGroups` key groups: 2 (the next trip's
 /// copies overlap this trip's compute) for <= 2 groups, else 1.

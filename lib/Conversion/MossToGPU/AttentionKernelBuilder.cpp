@@ -507,6 +507,7 @@ private:
   void copyTileAnyRows(Value tile, Value slot);
   void issueTrip(Value trip, Value stage, Value active);
   void waitTrip();
+  /// Only with more than one key group.
   RowState mergeGroups(const RowState &state);
   /// `body()`, the work of rows g + 8, under `if (mv.warpHasHighRows)`
   /// where that is set, yielding `otherwise` when it does not hold: a warp
@@ -523,7 +524,7 @@ private:
   RowState computeTile(Value slot, Value bits, Value whole, const RowState &in);
   std::array<SmallVector<Value>, 2> finalRows(const RowState &state);
   void storeResult(const RowState &state);
-  void mergeAndStoreSplits(const RowState &state, int64_t kvGroups);
+  void mergeAndStoreSplits(const RowState &state);
   void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
   /// `loadSplit(z)`: split z's rows g and g + 8, each as m, l, acc
   /// (kSplitRowFloats).
@@ -546,6 +547,9 @@ private:
     Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.
     Value scaleLog2;
     Value kv; ///< dynamic shared memory (slots, then Q rows), bf16 offsets.
+    /// Float offset of the merge area (after every warp's Q rows): the key
+    /// groups' entries, then the split hand-over.
+    Value mergeBase;
     Value kLaneOff; ///< lane's ldmatrix offset in a K tile, d chunk 0.
     Value vLaneOff; ///< lane's ldmatrix offset in a V tile, d pair 0.
   } mv;
@@ -1086,14 +1090,14 @@ AttentionEmitter::ifHighRows(ArrayRef<Value> otherwise,
   return SmallVector<Value>(ifOp.getResults());
 }
 
-/// Key groups 1.. hand their online-softmax state to group 0 through shared
-/// memory (the slots, free after the last trip); group 0 merges them in
+/// Key groups 1.. hand their online-softmax state to group 0 through the
+/// merge area of shared memory (after the Q rows, so a group hands over as
+/// soon as its own last tile is done); group 0 merges them in
 /// order g = 1, 2, ... like the split merge (every m an integer, so the
 /// rescales are exact powers of two and a group without an allowed key, m =
 /// -inf, weighs exactly 0). Other warps keep their state, unused.
 RowState AttentionEmitter::mergeGroups(const RowState &state) {
-  Value scratch = mv.kv; // f32 view of the slots
-  Value several = lessU(constI32(1), mv.groups);
+  Value scratch = mv.kv; // f32 view of the shared memory
   SmallVector<Value> mine = state.values();
   // Float i of the hand-over (RowState::values order) belongs to row g + 8
   // when it is m[1], l[1] or an acc entry of c = 2, 3: ifHighRows.
@@ -1102,33 +1106,33 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
   };
   // Entry of group g >= 1: [kMergeFloats][threads of a group], float i of
   // the thread at place p of its group at ((g - 1) * kMergeFloats + i) *
-  // perGroup + p. Computed from tid and blockDim only (a constant bank):
-  // nothing more stays live through the trips.
+  // perGroup + p of the merge area. Computed from tid and blockDim only (a
+  // constant bank): nothing more stays live through the trips.
   Value perGroup = divU(mv.threads, mv.groups);
   auto entryBase = [&](Value group) {
     Value place = sub(mv.tid, mul(mv.group, perGroup));
-    return add(mul(mul(sub(group, constI32(1)), perGroup), kMergeFloats),
-               place);
+    return add(
+        mv.mergeBase,
+        add(mul(mul(sub(group, constI32(1)), perGroup), kMergeFloats), place));
   };
   auto floatPtr = [&](Value base, int64_t i) {
     return elementPtr(scratch, f32, add(base, mul(perGroup, constI32(i))));
   };
-  emitIf(several, [&] {
-    barrier(); // every warp is done with the slots
-    emitIf(notZero(mv.group), [&] {
-      Value base = entryBase(mv.group);
-      auto storeRow = [&](bool high) {
-        for (auto [i, v] : llvm::enumerate(mine))
-          if (ofHighRow(i) == high)
-            store(v, floatPtr(base, i), 4);
-        return SmallVector<Value>();
-      };
-      storeRow(false);
-      ifHighRows({}, [&] { return storeRow(true); });
-    });
-    barrier();
+  // The entries lie in the merge area, not in the slots that other warps
+  // may still read: a group hands over as soon as its last tile is done.
+  emitIf(notZero(mv.group), [&] {
+    Value base = entryBase(mv.group);
+    auto storeRow = [&](bool high) {
+      for (auto [i, v] : llvm::enumerate(mine))
+        if (ofHighRow(i) == high)
+          store(v, floatPtr(base, i), 4);
+      return SmallVector<Value>();
+    };
+    storeRow(false);
+    ifHighRows({}, [&] { return storeRow(true); });
   });
-  Value merging = both(several, isZero(mv.group));
+  barrier();
+  Value merging = isZero(mv.group);
   auto ifOp = scf::IfOp::create(b, loc, ValueRange(mine).getTypes(), merging,
                                 /*withElseRegion=*/true);
   {
@@ -1371,8 +1375,7 @@ void AttentionEmitter::storeResult(const RowState &state) {
 /// merges them and writes the output, so the result does not depend on
 /// which split finished first. (With splits == 1 this is the one-pass
 /// result, slower.)
-void AttentionEmitter::mergeAndStoreSplits(const RowState &state,
-                                           int64_t kvGroups) {
+void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   std::array<SmallVector<Value>, 2> rows = finalRows(state);
   // Hand-over area: after the key groups' entries (mergeGroups), group 0's
   // thread tid at float splitBase + 36 tid: (m, l) of both rows, then row
@@ -1380,7 +1383,8 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state,
   // the 8 lanes of a vector phase on distinct banks).
   Value perGroup = divU(mv.threads, mv.groups);
   Value splitBase =
-      mul(mul(sub(mv.groups, constI32(1)), perGroup), kMergeFloats);
+      add(mv.mergeBase,
+          mul(mul(sub(mv.groups, constI32(1)), perGroup), kMergeFloats));
   Value entry = add(splitBase, mul(mv.tid, kMergeFloats));
   auto vectorAt = [&](Value base, int64_t i) {
     return elementPtr(base, f32, add(entry, constI32(i)));
@@ -1389,11 +1393,8 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state,
     return 4 + 2 * kDGroups * r + 4 * q;
   };
   Value writer = isZero(mv.group);
-  // With one group the slots may still be read by the last tile's ldmatrix.
-  // With more, mergeGroups' barriers have freed them, and its entries end
-  // where this area starts (H200: 0.2 us of a split decode step).
-  if (kvGroups == 1)
-    barrier();
+  // No barrier: the area follows the key groups' entries in the merge area,
+  // which no other warp reads or writes.
   emitIf(writer, [&] {
     store(vectorOf(v4f32, {rows[0][0], rows[0][1], rows[1][0], rows[1][1]}),
           vectorAt(mv.kv, 0), 16);
@@ -1598,6 +1599,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   Value slotElems =
       constI32(config::attentionStages(kvGroups) * kvGroups * kSlotElems);
   Value qOff = add(slotElems, mul(warp, kRowsPerWarp * kD));
+  mv.mergeBase =
+      divU(add(slotElems, mul(divU(mv.threads, 32), kRowsPerWarp * kD)), 2);
   {
     Value chunk = remU(mv.laneId, kChunksPerRow);
     Value firstRow = divU(mv.laneId, kChunksPerRow);
@@ -1761,15 +1764,15 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   // this one; benchmarks/results/2026-12-04-h200).
   NVVM::GriddepcontrolOp::create(b, loc,
                                  NVVM::GridDepActionKind::launch_dependents);
-  RowState final =
-      mergeGroups(RowState::fromValues(loop.getResults().drop_front(3)));
+  RowState walked = RowState::fromValues(loop.getResults().drop_front(3));
+  RowState final = kvGroups > 1 ? mergeGroups(walked) : walked;
   // Group 0's warps hold the merged rows; the others only take part in the
   // barriers of the store.
   Value writer = isZero(mv.group);
   for (int64_t r = 0; r < 2; ++r)
     mv.rowValid[r] = both(rowValid[r], writer);
   if (split)
-    mergeAndStoreSplits(final, kvGroups);
+    mergeAndStoreSplits(final);
   else
     storeResult(final);
 }

@@ -203,7 +203,17 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         mul(mul(stagesOf(groups), groups), c(config::kAttentionSlotBytes));
     Value qBytes =
         mul(mul(rowWarps, groups), c(config::kAttentionQBytesPerWarp));
-    Value sharedBytes = arith::AddIOp::create(rw, loc, slotBytes, qBytes);
+    // Merge area: an entry a row warp for each group but the first, and one
+    // for the split hand-over.
+    Value entries = arith::SubIOp::create(
+        rw, loc,
+        arith::AddIOp::create(rw, loc, groups,
+                              select(ule(splits, c(1)), c(0), c(1))),
+        c(1));
+    Value mergeBytes =
+        mul(mul(entries, rowWarps), c(config::kAttentionMergeBytesPerWarp));
+    Value sharedBytes = arith::AddIOp::create(
+        rw, loc, arith::AddIOp::create(rw, loc, slotBytes, qBytes), mergeBytes);
 
     auto toI32 = [&](Value index) {
       return arith::IndexCastOp::create(rw, loc, i32, index).getResult();
