@@ -159,12 +159,24 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   launch.partialBytes =
       launch.warpsK * launch.bm8 * launch.partialRowFloats * 4;
   launch.sharedBytes = std::max(launch.slabBytes, launch.partialBytes);
+  if (tile.split > 1) {
+    const int64_t items = launch.bm8 * tile.bn / 8;
+    launch.shareItems = ceilDiv(items, tile.split);
+    launch.recvOffset = ceilDiv(launch.sharedBytes, 16) * 16;
+    launch.recvBarrierOffset =
+        launch.recvOffset + tile.split * launch.shareItems * 8 * 4;
+    launch.sharedBytes = launch.recvBarrierOffset + 8;
+  }
   if (launch.sharedBytes > kGemmMaxSharedBytes) {
     err = "shared memory max((bn+bm8)*(K/split+pad)*2, warps_k*bm8*(bn+4)*4) "
           "= max(" +
           std::to_string(launch.slabBytes) + ", " +
-          std::to_string(launch.partialBytes) +
-          ") = " + std::to_string(launch.sharedBytes) +
+          std::to_string(launch.partialBytes) + ")" +
+          (tile.split > 1
+               ? " + split-K receive slots and mbarrier " +
+                     std::to_string(launch.sharedBytes - launch.recvOffset)
+               : std::string()) +
+          " = " + std::to_string(launch.sharedBytes) +
           " bytes exceeds 227 KiB (" + std::to_string(kGemmMaxSharedBytes) +
           ")";
     return false;

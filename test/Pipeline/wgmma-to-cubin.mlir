@@ -21,7 +21,7 @@
 // CHECK-SAME: .reqnctapercluster 1, 1, 4
 // CHECK-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK-SAME: wgmma.wait_group.sync.aligned \090;
-// CHECK-SAME: ld.shared::cluster.v4.b32
+// CHECK-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
 // CHECK-NOT: mma.sync.aligned
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn_m64

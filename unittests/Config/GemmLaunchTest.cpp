@@ -52,7 +52,12 @@ TEST(GemmLaunchTest, SplitKTileSlicesKAcrossTheCluster) {
   EXPECT_EQ(launch.warpsK, 2); // max(1, 8 / 4)
   EXPECT_EQ(launch.threads, 256);
   EXPECT_EQ(launch.slabRowElems, 800); // 384 words = 0 (mod 32): + 16
-  EXPECT_EQ(launch.sharedBytes, (64 + 8) * 800 * 2);
+  // The slab, then the receive area: a slot of 16 items (64 / 4) of 8
+  // floats for each rank, then the 8-byte mbarrier.
+  EXPECT_EQ(launch.shareItems, 16);
+  EXPECT_EQ(launch.recvOffset, (64 + 8) * 800 * 2);
+  EXPECT_EQ(launch.recvBarrierOffset, launch.recvOffset + 4 * 16 * 8 * 4);
+  EXPECT_EQ(launch.sharedBytes, launch.recvBarrierOffset + 8);
   EXPECT_EQ(launch.gridX, 12);
   EXPECT_EQ(launch.gridYPerM, 8);
   EXPECT_EQ(launch.gridZ, 4);
@@ -156,6 +161,12 @@ TEST(GemmLaunchTest, CheckTileLegalAgreesWithDerive) {
   EXPECT_EQ(err, "shared memory max((bn+bm8)*(K/split+pad)*2, "
                  "warps_k*bm8*(bn+4)*4) = max(1310720, 34816) = 1310720 bytes "
                  "exceeds 227 KiB (232448)");
+  // Split-K adds the receive slots (2 x 256 items x 32 bytes) and mbarrier.
+  EXPECT_FALSE(checkTileLegal(1280, 5120, {64, 64, 256, 2}, err));
+  EXPECT_EQ(err, "shared memory max((bn+bm8)*(K/split+pad)*2, "
+                 "warps_k*bm8*(bn+4)*4) = max(655360, 34816) + split-K "
+                 "receive slots and mbarrier 16392 = 671752 bytes exceeds "
+                 "227 KiB (232448)");
 }
 
 TEST(GemmLaunchTest, EveryLegalTileRespectsLimits) {

@@ -58,10 +58,20 @@ struct GemmLaunch {
                                 ///< (rows unpadded with wgmma).
   int64_t partialRowFloats = 0; ///< bn + kGemmPartialRowPad.
   int64_t partialBytes = 0;     ///< warpsK * bm8 * partialRowFloats * 4 (FP32).
-  int64_t sharedBytes = 0;      ///< max(slabBytes, partialBytes): dynamic.
-  int64_t gridX = 0;            ///< N / bn.
-  int64_t gridYPerM = 0;        ///< bm: gridDim.y = ceil(m / gridYPerM).
-  int64_t gridZ = 0;            ///< split; also the cluster's z extent.
+  /// split > 1: the items ((row, 8 columns) groups of the tile) each rank
+  /// finishes, ceil(bm8 * bn / 8 / split); rank r finishes items
+  /// [r * shareItems, (r + 1) * shareItems).
+  int64_t shareItems = 0;
+  /// split > 1: the receive area after max(slabBytes, partialBytes): slot z
+  /// holds rank z's sums of this rank's items (shareItems * 8 floats), pushed
+  /// by rank z with st.async; then the 8-byte mbarrier they complete.
+  int64_t recvOffset = 0;
+  int64_t recvBarrierOffset = 0;
+  int64_t sharedBytes = 0; ///< max(slabBytes, partialBytes) (+ receive
+                           ///< area and mbarrier with split > 1): dynamic.
+  int64_t gridX = 0;       ///< N / bn.
+  int64_t gridYPerM = 0;   ///< bm: gridDim.y = ceil(m / gridYPerM).
+  int64_t gridZ = 0;       ///< split; also the cluster's z extent.
 };
 
 /// Checks that `tile` is buildable for a GEMM with the given N and K and fills

@@ -18,7 +18,7 @@ struct MossToCubinOptions : mlir::PassPipelineOptions<MossToCubinOptions> {
       *this, "chip", llvm::cl::desc("Target SM"), llvm::cl::init("sm_90a")};
   PassOptions::Option<std::string> features{*this, "features",
                                             llvm::cl::desc("PTX features"),
-                                            llvm::cl::init("+ptx80")};
+                                            llvm::cl::init("+ptx81")};
   PassOptions::Option<int> optLevel{*this, "opt-level",
                                     llvm::cl::desc("LLVM optimization level"),
                                     llvm::cl::init(3)};

@@ -47,8 +47,9 @@
  * launched writes w (weights written once at load, then synchronized, are
  * fine). Measured on an H200 (benchmarks/results/2026-12-03h-h200), GEMMs
  * following each other: 0.25-0.55 us less per call at M <= 16 (0.0-0.35 for
- * 1280x5120), but 0.35 us more at M = 30/32 of 3072x768; the whitelist
- * configs/h200-tuned-pdl.json was tuned with it on. The fallback path is
+ * 1280x5120) with the same tiles; the whitelist configs/h200-tuned-pdl.json
+ * was tuned with it on (results/2026-12-04c-h200) and its tiles are meant
+ * for that launch. The fallback path is
  * unchanged. Leave it off if weights may be rewritten by the kernel just
  * before a GEMM on the same stream.
  *

@@ -29,11 +29,14 @@
 // same at n0+g+8.
 //
 // Split-K: the `split` CTAs of an output tile form one thread-block cluster
-// (cluster dims (1, 1, split), rank = blockIdx.z). Each leaves its FP32
-// partial tiles in its own shared memory; after a cluster barrier every rank
-// reduces a 1/split share of the tile, reading all ranks' partials through
-// distributed shared memory (mapa + ld.shared::cluster) in the fixed order
-// z = 0..split-1, and applies the epilogue. No workspace, no atomics.
+// (cluster dims (1, 1, split), rank = blockIdx.z), and rank r finishes a
+// 1/split share of the tile. Each rank sums its warps' FP32 partial tiles
+// and pushes each item's sum into the receive slot of the rank that
+// finishes it (st.async into distributed shared memory, completing bytes on
+// that rank's mbarrier); a rank waits for the bytes, adds the slots in the
+// fixed order z = 0..split-1 and applies the epilogue. No workspace, no
+// atomics, no cluster barrier after the MMAs (only the wait of one whose
+// arrive, at the start, publishes the mbarriers' initialization).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,6 +118,7 @@ private:
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
   Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
+  Value sub(Value l, Value r) { return arith::SubIOp::create(b, loc, l, r); }
   Value mul(Value l, Value r) { return arith::MulIOp::create(b, loc, l, r); }
   Value add(Value l, int64_t r) { return r == 0 ? l : add(l, constOf(l, r)); }
   Value mul(Value l, int64_t r) { return r == 1 ? l : mul(l, constOf(l, r)); }
@@ -226,6 +230,19 @@ private:
   std::pair<Value, Value> sumPartials(Value tile, Value mLocal, Value nLocal);
 
   Value applyEpilogue(Value lo, Value hi, Value rowOffset, Value n);
+
+  // --- split-K hand-over through st.async ----------------------------------
+  /// Thread 0 sets up the receive mbarrier (one arrival: its own, expecting
+  /// the bytes the other ranks push) and every thread arrives (relaxed) at
+  /// the cluster barrier whose wait, before the pushes, makes every rank's
+  /// mbarrier initialized for the others.
+  void armReceiveBarrier(Value tid, Value slice, Value barrier);
+  /// st.async of 4 floats into another rank's shared memory, completing 16
+  /// bytes on that rank's mbarrier.
+  void pushAsync(Value remote, Value value, Value remoteBarrier);
+  /// Spins until the receive mbarrier's first phase completes.
+  void waitReceived(Value barrier);
+
   Value gelu(Value v);
   Value packBf16(ArrayRef<Value> values);
 
@@ -630,6 +647,54 @@ Value Emitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n) {
   return packBf16(results);
 }
 
+void Emitter::armReceiveBarrier(Value tid, Value slice, Value barrier) {
+  const int64_t share = shape.launch.shareItems;
+  // Rank r finishes items [r * share, min((r + 1) * share, items)); each of
+  // the other split - 1 ranks pushes 32 bytes an item.
+  Value first = mul(slice, share);
+  Value count = arith::MaxSIOp::create(
+      b, loc, constI32(0),
+      arith::MinSIOp::create(b, loc, constI32(share),
+                             sub(constI32(shape.epilogueItems), first)));
+  Value bytes = mul(count, (spec.split - 1) * 32);
+  emitIf(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0)),
+      [&] {
+        NVVM::MBarrierInitOp::create(b, loc, barrier, constI32(1), Value());
+        NVVM::FenceMbarrierInitOp::create(b, loc);
+        NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), barrier, bytes,
+                                               NVVM::MemScopeKind::CTA,
+                                               /*relaxed=*/false, Value());
+      });
+  NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
+}
+
+void Emitter::pushAsync(Value remote, Value value, Value remoteBarrier) {
+  SmallVector<Value> operands = {LLVM::PtrToIntOp::create(b, loc, i64, remote)};
+  for (int64_t i = 0; i < 4; ++i)
+    operands.push_back(lane(value, i));
+  operands.push_back(LLVM::PtrToIntOp::create(b, loc, i64, remoteBarrier));
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), operands,
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [$0], "
+      "{$1, $2, $3, $4}, [$5];",
+      "l,f,f,f,f,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+      ArrayAttr());
+}
+
+void Emitter::waitReceived(Value barrier) {
+  // A spin: NVVM's try_wait.parity carries a suspend-time hint that cost
+  // 0.25-0.4 us in these kernels (benchmarks/results/2026-12-04-h200).
+  LLVM::InlineAsmOp::create(
+      b, loc, TypeRange(), ValueRange{barrier},
+      "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, "
+      "[$0], 0; @!p bra R${:uid}; }",
+      "r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+      ArrayAttr());
+}
+
 void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   const config::GemmLaunch &launch = shape.launch;
   std::string bufferName = "__" + spec.name + "_smem";
@@ -654,6 +719,12 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   // launch both instructions do nothing.
   NVVM::GriddepcontrolOp::create(b, loc,
                                  NVVM::GridDepActionKind::launch_dependents);
+  Value recv, recvBarrier;
+  if (spec.split > 1) {
+    recv = elementPtr(smem, b.getI8Type(), launch.recvOffset);
+    recvBarrier = elementPtr(smem, b.getI8Type(), launch.recvBarrierOffset);
+    armReceiveBarrier(tid, slice, recvBarrier);
+  }
   issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m,
               arg(kPrefetchW));
   Value wg = launch.wgmma ? divU(warp, 4) : Value();
@@ -707,33 +778,56 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
     return;
   }
 
-  // Split-K: each CTA first sums its warps' tiles into tile wk = 0 (each
-  // item is read and written by one thread), so a remote rank reads one
-  // tile. Then the cluster barrier (release / acquire at cluster scope)
-  // makes every rank's tile visible to the whole cluster.
-  forEachItem(false, [&](Value mLocal, Value nLocal, Value, Value) {
-    auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
-    Value ptr = elementPtr(smem, f32, tileOffset(mLocal, nLocal));
-    store16(lo, ptr);
-    store16(hi, elementPtr(ptr, f32, 4));
-  });
-  emitClusterBarrier(b, loc);
-  SmallVector<Value> ranks;
-  for (int64_t z = 0; z < spec.split; ++z)
-    ranks.push_back(
-        NVVM::MapaOp::create(b, loc, clusterPtr, smem, constI32(z)));
+  // Split-K: each rank sums its warps' tiles item by item and pushes the
+  // sum of an item to the rank that finishes it (st.async into that rank's
+  // receive slot for this rank, completing bytes on its mbarrier), or
+  // stores it into its own slot. A rank waits for the bytes the others
+  // push, then adds the slots in the fixed order z = 0..split-1
+  // (deterministic, as the ABI requires) and applies the epilogue. No
+  // cluster barrier after the MMAs: nobody reads another rank's memory, and
+  // a rank's slots stay alive until it has received them.
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  const int64_t share = launch.shareItems;
+  for (int64_t first = 0; first < shape.epilogueItems;
+       first += launch.threads) {
+    Value item = add(tid, first);
+    Value inRange = first + launch.threads > shape.epilogueItems
+                        ? lessU(item, shape.epilogueItems)
+                        : Value();
+    emitIf(inRange, [&] {
+      Value mLocal = divU(item, shape.colGroups);
+      Value nLocal = mul(remU(item, shape.colGroups), 8);
+      auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
+      Value owner = divU(item, share);
+      Value offset =
+          mul(add(mul(slice, share), sub(item, mul(owner, share))), 8);
+      Value mine =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner, slice);
+      auto ifOp = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      Value ptr = elementPtr(recv, f32, offset);
+      store16(lo, ptr);
+      store16(hi, elementPtr(ptr, f32, 4));
+      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+      Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
+                                          elementPtr(recv, f32, offset), owner);
+      Value remoteBarrier =
+          NVVM::MapaOp::create(b, loc, clusterPtr, recvBarrier, owner);
+      pushAsync(remote, lo, remoteBarrier);
+      pushAsync(elementPtr(remote, f32, 4), hi, remoteBarrier);
+    });
+  }
+  gpu::BarrierOp::create(b, loc); // this rank's own slot
+  waitReceived(recvBarrier);
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
-    Value offset = tileOffset(mLocal, nLocal);
-    // Slices in order z = 0..split-1: deterministic, as the ABI requires.
+    Value item = add(mul(mLocal, shape.colGroups), divU(nLocal, 8));
+    Value index = sub(item, mul(slice, share));
     auto [lo, hi] = sumGroups(spec.split, [&](int64_t z) {
-      return elementPtr(ranks[z], f32, offset);
+      return elementPtr(recv, f32, mul(add(index, z * share), 8));
     });
     writeOut(lo, hi, row, n);
   });
-  // No CTA may exit (and free its shared memory) while another rank may
-  // still read its partials. Execution order is enough: a rank's remote loads
-  // have returned before it arrives, since its stores consumed their values.
-  emitClusterExecutionBarrier(b, loc);
   gpu::ReturnOp::create(b, loc);
 }
 

@@ -94,46 +94,61 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 
 // -----
 
-// split > 1: one kernel, whose split CTAs form a (1, 1, split) cluster. Each
-// leaves its FP32 partial tiles in its own shared memory; after a cluster
-// barrier every rank reads all ranks' partials (mapa -> shared::cluster) in
-// rank order, applies the epilogue to its share of the tile and waits at a
-// second cluster barrier so no partials disappear while still read. No
-// workspace, no atomics.
+// split > 1: one kernel, whose split CTAs form a (1, 1, split) cluster. At
+// the start thread 0 arms the rank's receive mbarrier for the bytes the
+// other ranks will push, and every thread arrives (relaxed) at a cluster
+// barrier. After the MMAs each rank waits at that barrier (every mbarrier is
+// initialized), sums its warps' tiles item by item and stores an item's sum
+// into its own receive slot or pushes it with st.async into the slot of the
+// rank that finishes it (mapa of the slot and of that rank's mbarrier); it
+// then waits on its own mbarrier, adds the slots in rank order, applies the
+// epilogue to its share of the tile and exits: no workspace, no atomics, no
+// remote loads and no cluster barrier after the MMAs.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: gpu.func @[[MAIN:linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2]](%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 2>
 // CHECK: %[[SLAB:.*]] = llvm.mlir.addressof @__linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2_smem
+// The receive area starts after the slab, (32 + 8) x (1536 + 32) bf16 =
+// 125440 bytes: 2 slots of 16 items x 8 floats, then the mbarrier.
+// CHECK: %[[RECV:.*]] = llvm.getelementptr %[[SLAB]][%c125440_i32] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: %[[MBAR:.*]] = llvm.getelementptr %[[SLAB]][%c126464_i32] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: nvvm.mbarrier.init %[[MBAR]], %c1_i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[MBAR]]
+// CHECK: nvvm.cluster.arrive.relaxed
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
 // CHECK: gpu.barrier
-// Each CTA sums its warps' tiles into the first before the cluster reads it.
+// CHECK-NOT: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.wait
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
-// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
-// CHECK-NOT: gpu.barrier
-// CHECK: nvvm.cluster.arrive{{$}}
-// CHECK-NEXT: nvvm.cluster.wait
-// CHECK: %[[RANK0:.*]] = nvvm.mapa %[[SLAB]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK: %[[RANK1:.*]] = nvvm.mapa %[[SLAB]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
 // CHECK: scf.if
-// CHECK: llvm.getelementptr %[[RANK0]]
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
-// CHECK: llvm.getelementptr %[[RANK1]]
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK: } else {
+// CHECK: %[[REMOTE:.*]] = nvvm.mapa %{{.*}}, %[[OWNER:.*]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: %[[REMOTEBAR:.*]] = nvvm.mapa %[[MBAR]], %[[OWNER]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.inline_asm has_side_effects "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
+// CHECK: llvm.inline_asm has_side_effects "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
+// CHECK: gpu.barrier
+// CHECK-NEXT: llvm.inline_asm has_side_effects "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, [$0], 0; @!p bra R${:uid}; }", "r" %[[MBAR]]
+// CHECK-NOT: ptr<7>
+// CHECK-NOT: nvvm.cluster
+// CHECK: llvm.getelementptr %[[RECV]]
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<1>
-// CHECK: nvvm.cluster.arrive.relaxed
-// CHECK-NEXT: nvvm.cluster.wait
-// CHECK-NEXT: gpu.return
+// CHECK-NOT: nvvm.cluster
+// CHECK: gpu.return
 // CHECK-NOT: llvm.atomicrmw
 // CHECK-LABEL: func.func @layerscale_split
 // CHECK-NOT: memref.alloc() : memref<?xf32>
 // CHECK-NOT: gpu.memset
-// (32 + 8) rows of 1536 + 32 bf16: 125440 bytes.
-// CHECK: %[[SHARED:.*]] = arith.constant 125440 : i32
+// (32 + 8) rows of 1536 + 32 bf16 (125440 bytes), 2 x 16 x 32 bytes of
+// receive slots and the 8-byte mbarrier.
+// CHECK: %[[SHARED:.*]] = arith.constant 126472 : i32
 // CHECK: gpu.launch_func @moss_kernels::@[[MAIN]] blocks in (%c24, %{{.*}}, %c2) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]]
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
