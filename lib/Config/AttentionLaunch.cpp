@@ -61,9 +61,12 @@ const std::vector<std::string> &attentionKernelArgNames() {
 
 int64_t attentionStages(int64_t kvGroups) { return kvGroups <= 2 ? 2 : 1; }
 
-int64_t attentionMergeBytes(int64_t kvGroups, int64_t rowWarps, bool split) {
-  return (kvGroups - 1 + (split ? 1 : 0)) * rowWarps *
-         kAttentionMergeBytesPerWarp;
+int64_t attentionMergeBytes(int64_t kvGroups, int64_t rowWarps,
+                            int64_t splits) {
+  const bool split = splits > 1;
+  return (kvGroups - 1 + (split ? splits : 0)) * rowWarps *
+             kAttentionMergeBytesPerWarp +
+         (split ? kAttentionMergeBarrierBytes : 0);
 }
 
 int64_t attentionMinCtasPerSm(int64_t kvGroups) {
@@ -200,7 +203,7 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.sharedBytes =
       launch.stages * launch.kvGroups * kAttentionSlotBytes +
       launch.warps * kAttentionQBytesPerWarp +
-      attentionMergeBytes(launch.kvGroups, launch.rowWarps, launch.splits > 1);
+      attentionMergeBytes(launch.kvGroups, launch.rowWarps, launch.splits);
   out = launch;
   return true;
 }

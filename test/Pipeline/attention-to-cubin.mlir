@@ -37,20 +37,22 @@
 // CHECK-SAME: .minnctapersm 2
 // CHECK-SAME: .visible .entry streaming_attention_d64_g4(
 // CHECK-SAME: .minnctapersm 2
-// The split functions merge their cluster's splits through distributed
-// shared memory.
+// The split functions push their splits' hand-overs into rank 0's shared
+// memory (st.async completing on its mbarrier), which merges them.
 // CHECK-SAME: .visible .entry streaming_attention_d64_g1_split(
 // CHECK-SAME: .minnctapersm 3
-// CHECK-SAME: barrier.cluster.arrive;
-// CHECK-SAME: mapa.shared::cluster.u64
-// CHECK-SAME: ld.shared::cluster.v4.b32
+// CHECK-SAME: mbarrier.init.shared.b64
 // CHECK-SAME: barrier.cluster.arrive.relaxed;
+// CHECK-SAME: barrier.cluster.wait;
+// CHECK-SAME: mapa.shared::cluster.u64
+// CHECK-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
+// CHECK-SAME: mbarrier.try_wait.parity.shared.b64
 // CHECK-SAME: .visible .entry streaming_attention_d64_g2_split(
 // CHECK-SAME: .visible .entry streaming_attention_d64_g3_split(
 // CHECK-SAME: .visible .entry streaming_attention_d64_g4_split(
 // CHECK-SAME: .minnctapersm 2
 // CHECK-NOT: streaming_attention_d64_combine
-// CHECK-NOT: mbarrier
+// CHECK-NOT: ld.shared::cluster
 // CHECK-NOT: membar.gl
 // CHECK-NOT: atom.global
 // CHECK-NOT: .local

@@ -40,10 +40,10 @@ TEST(AttentionLaunchTest, DecodeUsesKeyGroupsAndSplits) {
   EXPECT_EQ(l.splits, 2);
   EXPECT_EQ(l.tilesPerSplit, 4);
   EXPECT_EQ(l.stages, 1); // 4 groups: one stage of 4 slots
-  // Slots, Q rows, and the merge area: entries of groups 1..3 and the split
-  // hand-over, 4608 bytes each for the one row warp.
-  EXPECT_EQ(l.sharedBytes, 4 * 16384 + 4 * 2048 + 4 * 4608);
-  EXPECT_EQ(l.sharedBytes, kAttentionMaxSharedBytes);
+  // Slots, Q rows, and the merge area: entries of groups 1..3 and the two
+  // splits' receive slots, 4608 bytes each for the one row warp, and the
+  // receive mbarrier.
+  EXPECT_EQ(l.sharedBytes, 4 * 16384 + 4 * 2048 + 5 * 4608 + 16);
 }
 
 TEST(AttentionLaunchTest, LongChunksRunOnePass) {
@@ -93,7 +93,14 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   // One group, one pass: no merge area. Split: the hand-over of 4 row warps.
   EXPECT_EQ(derive(1, 1, 1, 1).sharedBytes, 2 * 16384 + 2048);
   EXPECT_EQ(derive(1, 12, 240, 400).sharedBytes,
-            2 * 16384 + 4 * 2048 + 4 * 4608);
+            2 * 16384 + 4 * 2048 + 2 * 4 * 4608 + 16);
+  // The most: one group of four row warps split eight ways.
+  AttentionLaunch most;
+  std::string err;
+  ASSERT_TRUE(deriveAttentionLaunch(1, 1, 64, 8 * 64, 8, 1, most, err)) << err;
+  EXPECT_EQ(most.splits, 8);
+  EXPECT_EQ(most.sharedBytes, kAttentionMaxSharedBytes);
+  EXPECT_EQ(kAttentionMaxSharedBytes, 2 * 16384 + 4 * 2048 + 8 * 4 * 4608 + 16);
   EXPECT_LE(derive(1, 12, 1, 400).sharedBytes, kAttentionMaxSharedBytes);
 }
 

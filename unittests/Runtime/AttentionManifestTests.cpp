@@ -59,7 +59,7 @@ config::Manifest attentionManifest() {
                 {"sms", 132},
                 {"max_splits", 8},
                 {"max_kv_groups", 4},
-                {"max_shared_bytes", 4 * 16384 + 4 * 2048 + 4 * 4608}};
+                {"max_shared_bytes", 2 * 16384 + 4 * 2048 + 8 * 4 * 4608 + 16}};
   for (bool split : {false, true}) {
     for (int64_t g = 1; g <= 4; ++g) {
       rec.functions.push_back(function(config::attentionKernelSymbol(g, split),
@@ -136,7 +136,7 @@ TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
         rec(m).params["abi_version"] = 1; // main + combine kernel
         rec(m).params["head_dim"] = 128;  // reported after the version
       },
-      "\"params.abi_version\" = 1, expected 7");
+      "\"params.abi_version\" = 1, expected 8");
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
       "\"params.abi_version\" is missing");
@@ -214,7 +214,7 @@ TEST(AttentionManifest, OnePassAndSplitFunctionPerKeyGroupCount) {
       [](config::Manifest &m) {
         rec(m).functions[2].dynamicSharedBytes = 32768;
       },
-      "\"functions[2].dynamic_shared_bytes\" = 32768, expected 92160");
+      "\"functions[2].dynamic_shared_bytes\" = 32768, expected 188432");
 }
 
 TEST(AttentionManifest, NameChipAndDigest) {

@@ -34,8 +34,10 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// from the ranks' shared memory: no workspace parameter, no counters.
 /// 6: a one-pass and a split function per G (attentionKernelSymbol).
 /// 7: the key groups' and the splits' hand-overs in a merge area after the
-/// Q rows (attentionMergeBytes), not in the K/V slots.
-constexpr int64_t kAttentionAbiVersion = 7;
+/// Q rows (attentionMergeBytes), not in the K/V slots. 8: the splits push
+/// their hand-overs into rank 0's receive slots with st.async, completing on
+/// an mbarrier after the slots; no cluster barrier after the key tiles.
+constexpr int64_t kAttentionAbiVersion = 8;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
@@ -57,16 +59,18 @@ constexpr int64_t kAttentionMaxSlots = 4;
 constexpr int64_t kAttentionQBytesPerWarp = 16 * 64 * 2;
 /// After the Q rows, the merge area: per lane of a row warp, 36 floats
 /// (m, l of rows g and g + 8 and their 32 acc) for each key group but the
-/// first and, in a split function, for the split hand-over. Kept apart from
-/// the slots, so a group hands over without waiting for the other warps to
-/// finish their last tile.
+/// first and, in a split function, one receive slot per split (rank 0
+/// merges them) and the 16 bytes of its mbarrier. Kept apart from the
+/// slots, so a group or a split hands over without waiting for the other
+/// warps to finish their last tile.
 constexpr int64_t kAttentionMergeBytesPerWarp = 32 * 36 * 4;
-/// Merge entries of a launch: ((kvGroups - 1) + split) * rowWarps <= 4.
-constexpr int64_t kAttentionMaxMergeEntries = kAttentionMaxWarps;
+constexpr int64_t kAttentionMergeBarrierBytes = 16;
+/// The kernel's largest dynamic shared memory: one group of four row warps
+/// (two stages of one slot) split eight ways, 188432 bytes.
 constexpr int64_t kAttentionMaxSharedBytes =
-    kAttentionMaxSlots * kAttentionSlotBytes +
-    kAttentionMaxWarps * kAttentionQBytesPerWarp +
-    kAttentionMaxMergeEntries * kAttentionMergeBytesPerWarp;
+    2 * kAttentionSlotBytes + kAttentionMaxWarps * kAttentionQBytesPerWarp +
+    8 * kAttentionMaxWarps * kAttentionMergeBytesPerWarp +
+    kAttentionMergeBarrierBytes;
 /// Split-KV rule: SMs of an H100/H200 and the kernel's resident CTAs per SM,
 /// the lesser of the register bound for 1..4 warps (at most 168 registers a
 /// thread, __launch_bounds__(128, 3), the one-group function's) and the
@@ -97,8 +101,10 @@ constexpr int64_t kAttentionFewCtas = 32;
 /// nvvm.minctasm of the function for `kvGroups` key groups.
 int64_t attentionMinCtasPerSm(int64_t kvGroups);
 
-/// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp).
-int64_t attentionMergeBytes(int64_t kvGroups, int64_t rowWarps, bool split);
+/// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp):
+/// (kvGroups - 1 + (splits > 1 ? splits : 0)) * rowWarps entries, and the
+/// mbarrier when splits > 1.
+int64_t attentionMergeBytes(int64_t kvGroups, int64_t rowWarps, int64_t splits);
 
 /// Stages of the K/V slots for `kvGroups` key groups: 2 (the next trip's
 /// copies overlap this trip's compute) for <= 2 groups, else 1.

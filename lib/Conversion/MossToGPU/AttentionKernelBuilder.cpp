@@ -66,13 +66,16 @@
 // written directly; splits is not read) and a split one: split z of
 // gridDim.z walks key tiles [z*tps, min(tiles, (z+1)*tps)), and the splits
 // of a (b, h, row block) are one thread-block cluster (1, 1, splits), rank
-// z: each leaves its FP32 (m, l, acc) in its own shared memory, and after a
-// cluster barrier rank 0 merges them in order z = 0, 1, ... through
-// distributed shared memory and writes the output (docs/kernel-abi.md, ABI
-// version 6). The global-memory merge this replaced (partials in a
-// workspace, a fence and a counter per row block, the last CTA merging) cost
-// 0.5-2.0 us more on the H200's split launches of the decoder's cases; one
-// function serving both cost the unsplit launches up to 1.1 us
+// z: each pushes its FP32 (m, l, acc) with st.async into its receive slot
+// in rank 0's shared memory, completing on rank 0's mbarrier, and rank 0
+// merges the slots in order z = 0, 1, ... and writes the output
+// (docs/kernel-abi.md, ABI version 8). Against rank 0 reading every rank
+// through distributed shared memory between two cluster barriers (ABI 7)
+// that took 0.1-1.2 us off the H200's split launches of the decoder's
+// cases (benchmarks/results/2026-12-04c-h200); against the global-memory
+// merge before it (partials in a workspace, a fence and a counter per row
+// block) the clusters had saved 0.5-2.0 us. One function serving one pass
+// and splits cost the unsplit launches up to 1.1 us
 // (benchmarks/results/2026-12-04b-h200).
 //
 //===----------------------------------------------------------------------===//
@@ -89,6 +92,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include <tuple>
 
 #include <array>
 #include <limits>
@@ -525,6 +530,12 @@ private:
   std::array<SmallVector<Value>, 2> finalRows(const RowState &state);
   void storeResult(const RowState &state);
   void mergeAndStoreSplits(const RowState &state);
+  /// Float offset of the split receive slots in the merge area, the floats
+  /// of one slot, and the pointer to rank 0's receive mbarrier after them.
+  std::tuple<Value, Value, Value> splitSlots();
+  /// Split functions, at the start: thread 0 arms the receive mbarrier and
+  /// every thread arrives (relaxed) at the cluster barrier that publishes it.
+  void armSplitBarrier();
   void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
   /// `loadSplit(z)`: split z's rows g and g + 8, each as m, l, acc
   /// (kSplitRowFloats).
@@ -1369,60 +1380,73 @@ void AttentionEmitter::storeResult(const RowState &state) {
 }
 
 /// Split functions: the splits of one (b, h, row block) are the CTAs of one
-/// thread-block cluster (1, 1, splits), rank z. Each leaves its rows' (m, l,
-/// acc) in its own shared memory; after a cluster barrier rank 0 reads every
-/// rank's rows through distributed shared memory in order z = 0, 1, ...,
-/// merges them and writes the output, so the result does not depend on
-/// which split finished first. (With splits == 1 this is the one-pass
-/// result, slower.)
+/// thread-block cluster (1, 1, splits), rank z. Each hands its rows' (m, l,
+/// acc) to rank 0 (st.async into receive slot z, its own with plain
+/// stores); rank 0 waits on its mbarrier, merges the slots in order z = 0,
+/// 1, ... and writes the output, so the result does not depend on which
+/// split finished first. (With splits == 1 this is the one-pass result,
+/// slower.)
 void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   std::array<SmallVector<Value>, 2> rows = finalRows(state);
-  // Hand-over area: after the key groups' entries (mergeGroups), group 0's
-  // thread tid at float splitBase + 36 tid: (m, l) of both rows, then row
-  // g's acc, then row g + 8's, as 16-byte vectors (a stride of 36 words puts
-  // the 8 lanes of a vector phase on distinct banks).
-  Value perGroup = divU(mv.threads, mv.groups);
-  Value splitBase =
-      add(mv.mergeBase,
-          mul(mul(sub(mv.groups, constI32(1)), perGroup), kMergeFloats));
-  Value entry = add(splitBase, mul(mv.tid, kMergeFloats));
-  auto vectorAt = [&](Value base, int64_t i) {
-    return elementPtr(base, f32, add(entry, constI32(i)));
-  };
+  // Receive slot z, after the key groups' entries (splitSlots), holds split
+  // z's hand-over; group 0's thread tid at float 36 tid of it: (m, l) of
+  // both rows, then row g's acc, then row g + 8's, as 16-byte vectors (a
+  // stride of 36 words puts the 8 lanes of a vector phase on distinct
+  // banks). Rank 0 writes its own slot, the others push theirs into rank
+  // 0's with st.async, completing bytes on its mbarrier.
+  auto [slots, slotFloats, barrier] = splitSlots();
+  Value entry = add(slots, mul(mv.tid, kMergeFloats));
   auto accAt = [](int64_t r, int64_t q) {
     return 4 + 2 * kDGroups * r + 4 * q;
   };
+  SmallVector<std::pair<int64_t, SmallVector<Value>>> vectors = {
+      {0, {rows[0][0], rows[0][1], rows[1][0], rows[1][1]}}};
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t q = 0; q < kDGroups / 2; ++q)
+      vectors.push_back(
+          {accAt(r, q),
+           SmallVector<Value>(ArrayRef<Value>(rows[r]).slice(2 + 4 * q, 4))});
+  // Rank 0's mbarrier is initialized (armSplitBarrier, then every rank's
+  // relaxed arrive at the start).
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   Value writer = isZero(mv.group);
-  // No barrier: the area follows the key groups' entries in the merge area,
-  // which no other warp reads or writes.
   emitIf(writer, [&] {
-    store(vectorOf(v4f32, {rows[0][0], rows[0][1], rows[1][0], rows[1][1]}),
-          vectorAt(mv.kv, 0), 16);
-    for (int64_t r = 0; r < 2; ++r) {
-      auto storeAcc = [&] {
-        for (int64_t q = 0; q < kDGroups / 2; ++q)
-          store(vectorOf(v4f32, ArrayRef<Value>(rows[r]).slice(2 + 4 * q, 4)),
-                vectorAt(mv.kv, accAt(r, q)), 16);
-        return SmallVector<Value>();
-      };
-      if (r == 0)
-        storeAcc();
-      else
-        ifHighRows({}, storeAcc);
-    }
+    auto ifOp = scf::IfOp::create(b, loc, isZero(mv.z),
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    for (auto &[offset, values] : vectors)
+      store(vectorOf(v4f32, values),
+            elementPtr(mv.kv, f32, add(entry, constI32(offset))), 16);
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    Value mine = add(entry, mul(mv.z, slotFloats));
+    Value zero = constI32(0);
+    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
+                                        elementPtr(mv.kv, f32, mine), zero);
+    Value remoteBarrier =
+        NVVM::MapaOp::create(b, loc, clusterPtr, barrier, zero);
+    for (auto &[offset, values] : vectors)
+      emitStAsyncV4F32(b, loc, elementPtr(remote, f32, constI32(offset)),
+                       values, remoteBarrier);
   });
-  emitClusterBarrier(b, loc);
+  // Rank 0 waits for the other splits' bytes and merges the slots in order
+  // z = 0, 1, ...; the other ranks are done (their pushes need nothing of
+  // them), and rank 0's slots live until it has read them.
   emitIf(both(writer, isZero(mv.z)), [&] {
+    emitSpinOnPhase0(b, loc, barrier);
     mergeSplits([&](Value z) {
-      Value remote = NVVM::MapaOp::create(b, loc, clusterPtr, mv.kv, z);
-      Value ml = load(v4f32, vectorAt(remote, 0), 16);
+      Value base = add(entry, mul(z, slotFloats));
+      auto vectorAt = [&](int64_t i) {
+        return elementPtr(mv.kv, f32, add(base, constI32(i)));
+      };
+      Value ml = load(v4f32, vectorAt(0), 16);
       SmallVector<Value> v;
       for (int64_t r = 0; r < 2; ++r) {
         v.append({lane(ml, 2 * r), lane(ml, 2 * r + 1)});
         auto loadAcc = [&] {
           SmallVector<Value> acc;
           for (int64_t q = 0; q < kDGroups / 2; ++q) {
-            Value four = load(v4f32, vectorAt(remote, accAt(r, q)), 16);
+            Value four = load(v4f32, vectorAt(accAt(r, q)), 16);
             for (int64_t e = 0; e < 4; ++e)
               acc.push_back(lane(four, e));
           }
@@ -1437,10 +1461,26 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
       return v;
     });
   });
-  // No CTA may exit (and free its shared memory) while rank 0 may still
-  // read it. Execution order is enough: rank 0's loads have returned before
-  // it arrives, since its stores consumed their values.
-  emitClusterExecutionBarrier(b, loc);
+}
+
+std::tuple<Value, Value, Value> AttentionEmitter::splitSlots() {
+  Value perGroup = divU(mv.threads, mv.groups);
+  Value slotFloats = mul(perGroup, kMergeFloats);
+  Value slots = add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), slotFloats));
+  Value barrier =
+      elementPtr(mv.kv, f32, add(slots, mul(arg(kSplits), slotFloats)));
+  return {slots, slotFloats, barrier};
+}
+
+void AttentionEmitter::armSplitBarrier() {
+  auto [slots, slotFloats, barrier] = splitSlots();
+  // Rank 0 receives (splits - 1) slots of 36 floats a thread of group 0.
+  Value bytes = select(isZero(mv.z),
+                       mul(sub(arg(kSplits), constI32(1)), mul(slotFloats, 4)),
+                       constI32(0));
+  emitIf(isZero(mv.tid),
+         [&] { emitArmReceiveBarrier(b, loc, barrier, bytes); });
+  NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
 }
 
 /// Merges rows g and g+8 of every split in order z = 0, 1, ... and writes
@@ -1601,6 +1641,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   Value qOff = add(slotElems, mul(warp, kRowsPerWarp * kD));
   mv.mergeBase =
       divU(add(slotElems, mul(divU(mv.threads, 32), kRowsPerWarp * kD)), 2);
+  if (split)
+    armSplitBarrier();
   {
     Value chunk = remU(mv.laneId, kChunksPerRow);
     Value firstRow = divU(mv.laneId, kChunksPerRow);

@@ -203,15 +203,17 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         mul(mul(stagesOf(groups), groups), c(config::kAttentionSlotBytes));
     Value qBytes =
         mul(mul(rowWarps, groups), c(config::kAttentionQBytesPerWarp));
-    // Merge area: an entry a row warp for each group but the first, and one
-    // for the split hand-over.
+    // Merge area: an entry a row warp for each group but the first and, when
+    // split, a receive slot a split and the mbarrier.
+    Value onePass = ule(splits, c(1));
     Value entries = arith::SubIOp::create(
         rw, loc,
-        arith::AddIOp::create(rw, loc, groups,
-                              select(ule(splits, c(1)), c(0), c(1))),
+        arith::AddIOp::create(rw, loc, groups, select(onePass, c(0), splits)),
         c(1));
-    Value mergeBytes =
-        mul(mul(entries, rowWarps), c(config::kAttentionMergeBytesPerWarp));
+    Value mergeBytes = arith::AddIOp::create(
+        rw, loc,
+        mul(mul(entries, rowWarps), c(config::kAttentionMergeBytesPerWarp)),
+        select(onePass, c(0), c(config::kAttentionMergeBarrierBytes)));
     Value sharedBytes = arith::AddIOp::create(
         rw, loc, arith::AddIOp::create(rw, loc, slotBytes, qBytes), mergeBytes);
 

@@ -240,8 +240,6 @@ private:
   /// st.async of 4 floats into another rank's shared memory, completing 16
   /// bytes on that rank's mbarrier.
   void pushAsync(Value remote, Value value, Value remoteBarrier);
-  /// Spins until the receive mbarrier's first phase completes.
-  void waitReceived(Value barrier);
 
   Value gelu(Value v);
   Value packBf16(ArrayRef<Value> values);
@@ -659,40 +657,15 @@ void Emitter::armReceiveBarrier(Value tid, Value slice, Value barrier) {
   Value bytes = mul(count, (spec.split - 1) * 32);
   emitIf(
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0)),
-      [&] {
-        NVVM::MBarrierInitOp::create(b, loc, barrier, constI32(1), Value());
-        NVVM::FenceMbarrierInitOp::create(b, loc);
-        NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), barrier, bytes,
-                                               NVVM::MemScopeKind::CTA,
-                                               /*relaxed=*/false, Value());
-      });
+      [&] { emitArmReceiveBarrier(b, loc, barrier, bytes); });
   NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
 }
 
 void Emitter::pushAsync(Value remote, Value value, Value remoteBarrier) {
-  SmallVector<Value> operands = {LLVM::PtrToIntOp::create(b, loc, i64, remote)};
-  for (int64_t i = 0; i < 4; ++i)
-    operands.push_back(lane(value, i));
-  operands.push_back(LLVM::PtrToIntOp::create(b, loc, i64, remoteBarrier));
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), operands,
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [$0], "
-      "{$1, $2, $3, $4}, [$5];",
-      "l,f,f,f,f,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-      ArrayAttr());
-}
-
-void Emitter::waitReceived(Value barrier) {
-  // A spin: NVVM's try_wait.parity carries a suspend-time hint that cost
-  // 0.25-0.4 us in these kernels (benchmarks/results/2026-12-04-h200).
-  LLVM::InlineAsmOp::create(
-      b, loc, TypeRange(), ValueRange{barrier},
-      "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, "
-      "[$0], 0; @!p bra R${:uid}; }",
-      "r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-      ArrayAttr());
+  emitStAsyncV4F32(
+      b, loc, remote,
+      {lane(value, 0), lane(value, 1), lane(value, 2), lane(value, 3)},
+      remoteBarrier);
 }
 
 void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
@@ -819,7 +792,7 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
     });
   }
   gpu::BarrierOp::create(b, loc); // this rank's own slot
-  waitReceived(recvBarrier);
+  emitSpinOnPhase0(b, loc, recvBarrier);
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
     Value item = add(mul(mLocal, shape.colGroups), divU(nLocal, 8));
     Value index = sub(item, mul(slice, share));

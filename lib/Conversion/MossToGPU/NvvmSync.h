@@ -1,13 +1,18 @@
-//===- NvvmSync.h - Address spaces and cluster barriers -------*- C++ -*-===//
+//===- NvvmSync.h - Address spaces and pushes into cluster CTAs -*- C++ -*-===//
 //
 // What the GEMM and attention kernel builders share: the NVVM address spaces
-// they use and the two forms of the thread-block cluster barrier around a
-// merge through distributed shared memory.
+// they use and the pieces of a merge that pushes partial results into
+// another CTA of the cluster (st.async completing on that CTA's mbarrier).
+// The merges through a release/acquire cluster barrier and remote loads
+// that these replaced cost 0.1-1.2 us a split launch on an H200
+// (benchmarks/results/2026-12-04c-h200).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOSS_LIB_CONVERSION_MOSSTOGPU_NVVMSYNC_H
 #define MOSS_LIB_CONVERSION_MOSSTOGPU_NVVMSYNC_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -17,22 +22,56 @@ constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
 constexpr unsigned kSharedSpace = 3;        // CUDA shared memory (own CTA)
 constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
-/// barrier.cluster.arrive (release) + wait (acquire), every thread: makes
-/// every rank's shared-memory writes visible to the cluster.
-inline void emitClusterBarrier(mlir::OpBuilder &b, mlir::Location loc) {
-  mlir::NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/mlir::UnitAttr());
-  mlir::NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/mlir::UnitAttr());
+/// Thread 0's set-up of a receive mbarrier: one arrival (its own, at once)
+/// expecting `bytes` of st.async stores from other CTAs of the cluster. The
+/// fence makes the initialization visible to the cluster once a cluster
+/// barrier (relaxed arrive here or later, wait before the first remote
+/// store) orders it.
+inline void emitArmReceiveBarrier(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value barrier, mlir::Value bytes) {
+  mlir::Value one =
+      mlir::arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
+  mlir::NVVM::MBarrierInitOp::create(b, loc, barrier, one, mlir::Value());
+  mlir::NVVM::FenceMbarrierInitOp::create(b, loc);
+  mlir::NVVM::MBarrierArriveExpectTxOp::create(
+      b, loc, mlir::Type(), barrier, bytes, mlir::NVVM::MemScopeKind::CTA,
+      /*relaxed=*/false, mlir::Value());
 }
 
-/// barrier.cluster.arrive.relaxed + wait: only orders execution, so that no
-/// rank exits (freeing its shared memory) while another may still read it. A
-/// release arrive compiles to MEMBAR.ALL.GPU, which would wait for the
-/// output's global stores before the kernel can exit.
-inline void emitClusterExecutionBarrier(mlir::OpBuilder &b,
-                                        mlir::Location loc) {
-  mlir::NVVM::ClusterArriveRelaxedOp::create(b, loc,
-                                             /*aligned=*/mlir::UnitAttr());
-  mlir::NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/mlir::UnitAttr());
+/// st.async of four f32 into another CTA's shared memory (`remote`, a
+/// shared::cluster pointer from mapa), completing 16 bytes on that CTA's
+/// mbarrier (`remoteBarrier`, likewise). The NVVM dialect has no op for it.
+inline void emitStAsyncV4F32(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value remote,
+                             llvm::ArrayRef<mlir::Value> values,
+                             mlir::Value remoteBarrier) {
+  auto i64 = b.getI64Type();
+  llvm::SmallVector<mlir::Value> operands = {
+      mlir::LLVM::PtrToIntOp::create(b, loc, i64, remote)};
+  operands.append(values.begin(), values.end());
+  operands.push_back(
+      mlir::LLVM::PtrToIntOp::create(b, loc, i64, remoteBarrier));
+  mlir::LLVM::InlineAsmOp::create(
+      b, loc, mlir::TypeRange(), operands,
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [$0], "
+      "{$1, $2, $3, $4}, [$5];",
+      "l,f,f,f,f,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      mlir::LLVM::tailcallkind::TailCallKind::None,
+      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+}
+
+/// Spins until phase 0 of a CTA-local mbarrier has completed. A spin: NVVM's
+/// try_wait.parity carries a suspend-time hint that cost 0.25-0.4 us in the
+/// GEMM kernels (benchmarks/results/2026-12-04-h200).
+inline void emitSpinOnPhase0(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value barrier) {
+  mlir::LLVM::InlineAsmOp::create(
+      b, loc, mlir::TypeRange(), mlir::ValueRange{barrier},
+      "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, "
+      "[$0], 0; @!p bra R${:uid}; }",
+      "r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      mlir::LLVM::tailcallkind::TailCallKind::None,
+      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
 }
 
 } // namespace moss

@@ -11,7 +11,7 @@
 // decode, 12 CTAs: four key groups, one trip of four tiles per split.
 // CHECK-LABEL: func.func @b1_h12_t1_s400(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in (%c1, %c1, %c2) blocks in (%c12, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c92160_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in (%c1, %c1, %c2) blocks in (%c12, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c96784_i32
 // CHECK-SAME: %c2_i32 : i32)
 func.func @b1_h12_t1_s400(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x1x400xi1>) -> tensor<1x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x1x400xi1> -> tensor<1x12x1x64xbf16>
@@ -35,7 +35,7 @@ func.func @b1_h20_t1_s125(%q: tensor<1x20x1x64xbf16>, %k: tensor<1x20x125x64xbf1
 // 48 CTAs of 2 row warps over 7 tiles: two groups, two trips per split.
 // CHECK-LABEL: func.func @b4_h12_t32_s400(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%c1, %c1, %c2) blocks in (%c48, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c92160_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%c1, %c1, %c2) blocks in (%c48, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c101392_i32
 // CHECK-SAME: %c2_i32 : i32)
 func.func @b4_h12_t32_s400(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x400x64xbf16>, %v: tensor<4x12x400x64xbf16>, %m: tensor<4x1x32x400xi1>) -> tensor<4x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x32x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x1x32x400xi1> -> tensor<4x12x32x64xbf16>
@@ -47,7 +47,7 @@ func.func @b4_h12_t32_s400(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x400x64xb
 // 12 CTAs of 2 row warps over 7 tiles: one group, two tiles per split.
 // CHECK-LABEL: func.func @b1_h12_t32_s400(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%c1, %c1, %c4) blocks in (%c12, %c1, %c4) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c46080_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%c1, %c1, %c4) blocks in (%c12, %c1, %c4) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c73744_i32
 // CHECK-SAME: %c4_i32 : i32)
 func.func @b1_h12_t32_s400(%q: tensor<1x12x32x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x32x400xi1>) -> tensor<1x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x32x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x32x400xi1> -> tensor<1x12x32x64xbf16>
@@ -144,7 +144,7 @@ func.func @b16_h20_t1_s125(%q: tensor<16x20x1x64xbf16>, %k: tensor<16x20x125x64x
 // splits, one CTA an SM allows two.
 // CHECK-LABEL: func.func @b1_h12_t240_s400(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%c1, %c1, %c2) blocks in (%c12, %c4, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c59392_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%c1, %c1, %c2) blocks in (%c12, %c4, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c77840_i32
 // CHECK-SAME: %c2_i32 : i32)
 func.func @b1_h12_t240_s400(%q: tensor<1x12x240x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x240x400xi1>) -> tensor<1x12x240x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x240x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x240x400xi1> -> tensor<1x12x240x64xbf16>

@@ -172,36 +172,44 @@
 // CHECK-COUNT-36: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: gpu.return
-// The split functions (splits > 1, one cluster of the splits): each CTA
-// walks its split's tiles, leaves (m, l, acc) in shared memory as 16-byte
-// vectors, a cluster barrier publishes them, rank 0 merges the ranks in
-// order through distributed shared memory (two ranks' loads at a time) and
-// stores the output, and a relaxed cluster barrier keeps every rank alive
-// until then. No global partials, fences or atomics.
+// The split functions (splits > 1, one cluster of the splits): thread 0
+// arms the receive mbarrier (rank 0 expects (splits - 1) slots) and every
+// thread arrives (relaxed) at a cluster barrier; each CTA walks its split's
+// tiles, waits at that barrier, and group 0 leaves (m, l, acc) as 16-byte
+// vectors in rank 0's receive slot z: rank 0 with plain stores, the others
+// with st.async completing on rank 0's mbarrier. Rank 0 spins on it and
+// merges the slots in order from its own shared memory (two splits' loads
+// at a time), then stores the output. No remote loads, no cluster barrier
+// at the end, no global partials, fences or atomics.
 // CHECK: gpu.func @streaming_attention_d64_g1_split({{.*}}, %[[SPLITS1:[^:]*]]: i32) kernel
 // CHECK-SAME: nvvm.minctasm = 3 : i32
 // CHECK: gpu.block_id z
+// CHECK: nvvm.mbarrier.init
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cluster.arrive.relaxed
 // CHECK: nvvm.mma.sync
 // CHECK: nvvm.griddepcontrol launch_dependents
-// The hand-over area is the merge area, not the slots the last tile's
-// ldmatrix may still read: no barrier before it.
-// CHECK-NOT: !llvm.ptr<1>
+// The slots are in the merge area, not in the K/V slots the last tile's
+// ldmatrix may still read: no barrier before the hand-over.
 // CHECK-NOT: nvvm.barrier0
-// CHECK-COUNT-9: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK-NOT: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.wait
 // CHECK-NOT: !llvm.ptr<1>
-// CHECK: nvvm.cluster.arrive
-// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-COUNT-9: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK: } else {
+// CHECK: %[[REMOTE:.*]] = nvvm.mapa %{{.*}}, %[[RANK0:.*]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: %[[REMOTEBAR:.*]] = nvvm.mapa %{{.*}}, %[[RANK0]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-COUNT-9: llvm.inline_asm has_side_effects "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, [$0], 0; @!p bra R${:uid}; }"
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS1]] step %c2_i32
-// CHECK: %[[RANK:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
-// CHECK: nvvm.mapa
-// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<7> -> vector<4xf32>
+// CHECK-NOT: !llvm.ptr<7>
+// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: arith.maxnumf
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
-// CHECK: nvvm.cluster.arrive.relaxed
-// CHECK-NEXT: nvvm.cluster.wait
-// CHECK-NEXT: gpu.return
+// CHECK-NOT: nvvm.cluster
+// CHECK: gpu.return
 // With key groups: one barrier, between the groups' hand-over and group 0's
 // merge; the split hand-over follows the groups' entries in the merge area.
 // CHECK: gpu.func @streaming_attention_d64_g2_split(
@@ -212,11 +220,14 @@
 // CHECK-NOT: nvvm.barrier0
 // CHECK-COUNT-9: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK-NOT: nvvm.barrier0
-// CHECK: nvvm.cluster.arrive
+// CHECK: st.async.shared::cluster
 // CHECK: gpu.func @streaming_attention_d64_g3_split(
-// CHECK: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.arrive.relaxed
+// CHECK: st.async.shared::cluster
 // CHECK: gpu.func @streaming_attention_d64_g4_split(
-// CHECK: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.arrive.relaxed
+// CHECK: st.async.shared::cluster
+// CHECK-NOT: nvvm.cluster.arrive
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
@@ -292,7 +303,8 @@
 // CHECK: %[[THREADS:.*]] = arith.muli %[[WARPS]], %c32
 // Shared memory: stages * groups slots of 16 KiB (two stages for <= 2
 // groups), then 2 KiB of Q rows a warp, then the merge area: 4608 bytes a
-// row warp for each group but the first and for a split hand-over.
+// row warp for each group but the first and, when split, for each split's
+// receive slot, and 16 bytes for the mbarrier.
 // CHECK: %[[FEWG:.*]] = arith.cmpi ule, %[[GROUPS]], %c2
 // CHECK: %[[STAGES:.*]] = arith.select %[[FEWG]]
 // CHECK: %[[NSLOTS:.*]] = arith.muli %[[STAGES]], %[[GROUPS]]
@@ -300,11 +312,13 @@
 // CHECK: %[[NWARPS:.*]] = arith.muli %[[RW]], %[[GROUPS]]
 // CHECK: %[[QBYTES:.*]] = arith.muli %[[NWARPS]], %c2048
 // CHECK: %[[ONEPASS:.*]] = arith.cmpi ule, %[[NSPLIT]], %c1{{.*}} : index
-// CHECK: %[[SPLITENTRY:.*]] = arith.select %[[ONEPASS]], %c0{{.*}}, %c1{{.*}} : index
-// CHECK: %[[GPLUS:.*]] = arith.addi %[[GROUPS]], %[[SPLITENTRY]]
+// CHECK: %[[SPLITSLOTS:.*]] = arith.select %[[ONEPASS]], %c0{{.*}}, %[[NSPLIT]] : index
+// CHECK: %[[GPLUS:.*]] = arith.addi %[[GROUPS]], %[[SPLITSLOTS]]
 // CHECK: %[[ENTRIES:.*]] = arith.subi %[[GPLUS]], %c1
+// CHECK: %[[MBAR:.*]] = arith.select %[[ONEPASS]], %c0{{.*}}, %c16{{.*}} : index
 // CHECK: %[[ENTRYWARPS:.*]] = arith.muli %[[ENTRIES]], %[[RW]]
-// CHECK: %[[MERGEBYTES:.*]] = arith.muli %[[ENTRYWARPS]], %c4608
+// CHECK: %[[ENTRYBYTES:.*]] = arith.muli %[[ENTRYWARPS]], %c4608
+// CHECK: %[[MERGEBYTES:.*]] = arith.addi %[[ENTRYBYTES]], %[[MBAR]]
 // CHECK: %[[SQ:.*]] = arith.addi %[[SLOTBYTES]], %[[QBYTES]]
 // CHECK: %[[SMEM:.*]] = arith.addi %[[SQ]], %[[MERGEBYTES]]
 // CHECK-NOT: memref<?xf32>
