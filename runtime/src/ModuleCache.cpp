@@ -320,10 +320,10 @@ Status ModuleCache::setUp(ContextState &state) {
     state.attention.push_back(loaded); // Recorded so release() unloads it.
     // A one-pass and a split function per key-group count; each record asks for
     // kAttentionMaxSharedBytes (checked when the manifest was read).
-    for (size_t g = 0; g < kernel.record.functions.size(); ++g) {
+    for (size_t i = 0; i < kernel.record.functions.size(); ++i) {
       Status status = loadFunction(
-          api, loaded.module, kernel.record.functions[g], kernel.cubinPath,
-          kernels.manifestPath, state.attention.back().functions[g]);
+          api, loaded.module, kernel.record.functions[i], kernel.cubinPath,
+          kernels.manifestPath, state.attention.back().functions[i]);
       if (!status.ok())
         return status;
     }

@@ -93,10 +93,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
 
-#include <tuple>
-
 #include <array>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 
@@ -210,7 +209,6 @@ public:
     sharedPtr = LLVM::LLVMPointerType::get(ctx, kSharedSpace);
     clusterPtr = LLVM::LLVMPointerType::get(ctx, kSharedClusterSpace);
     v4i32 = VectorType::get({4}, i32);
-    v2f32 = VectorType::get({2}, f32);
     v4f32 = VectorType::get({4}, f32);
     v2bf16 = VectorType::get({2}, bf16);
     v4bf16 = VectorType::get({4}, bf16);
@@ -569,7 +567,7 @@ private:
   Location loc;
   Type i1, i8, i32, i64, f32, bf16, globalPtr, sharedPtr, clusterPtr, mmaResult,
       ldmatrixResult;
-  VectorType v4i32, v2f32, v4f32, v2bf16, v4bf16;
+  VectorType v4i32, v4f32, v2bf16, v4bf16;
   SmallVector<Value> kernelArgs;
 };
 

@@ -716,8 +716,7 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   // group's tile row, its output row and column.
   const int64_t items = shape.epilogueItems;
   auto forEachItem = [&](bool rankShare, auto body) {
-    const int64_t share =
-        rankShare ? (items + spec.split - 1) / spec.split : items;
+    const int64_t share = rankShare ? launch.shareItems : items;
     Value rankBase = rankShare ? mul(slice, share) : Value();
     for (int64_t first = 0; first < share; first += launch.threads) {
       Value local = add(tid, first);
@@ -761,36 +760,28 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   // a rank's slots stay alive until it has received them.
   NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   const int64_t share = launch.shareItems;
-  for (int64_t first = 0; first < shape.epilogueItems;
-       first += launch.threads) {
-    Value item = add(tid, first);
-    Value inRange = first + launch.threads > shape.epilogueItems
-                        ? lessU(item, shape.epilogueItems)
-                        : Value();
-    emitIf(inRange, [&] {
-      Value mLocal = divU(item, shape.colGroups);
-      Value nLocal = mul(remU(item, shape.colGroups), 8);
-      auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
-      Value owner = divU(item, share);
-      Value offset =
-          mul(add(mul(slice, share), sub(item, mul(owner, share))), 8);
-      Value mine =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner, slice);
-      auto ifOp = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-      Value ptr = elementPtr(recv, f32, offset);
-      store16(lo, ptr);
-      store16(hi, elementPtr(ptr, f32, 4));
-      b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-      Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
-                                          elementPtr(recv, f32, offset), owner);
-      Value remoteBarrier =
-          NVVM::MapaOp::create(b, loc, clusterPtr, recvBarrier, owner);
-      pushAsync(remote, lo, remoteBarrier);
-      pushAsync(elementPtr(remote, f32, 4), hi, remoteBarrier);
-    });
-  }
+  forEachPiece(tid, shape.epilogueItems, [&](Value item) {
+    Value mLocal = divU(item, shape.colGroups);
+    Value nLocal = mul(remU(item, shape.colGroups), 8);
+    auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
+    Value owner = divU(item, share);
+    Value offset = mul(add(mul(slice, share), sub(item, mul(owner, share))), 8);
+    Value mine =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner, slice);
+    auto ifOp = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    Value ptr = elementPtr(recv, f32, offset);
+    store16(lo, ptr);
+    store16(hi, elementPtr(ptr, f32, 4));
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
+                                        elementPtr(recv, f32, offset), owner);
+    Value remoteBarrier =
+        NVVM::MapaOp::create(b, loc, clusterPtr, recvBarrier, owner);
+    pushAsync(remote, lo, remoteBarrier);
+    pushAsync(elementPtr(remote, f32, 4), hi, remoteBarrier);
+  });
   gpu::BarrierOp::create(b, loc); // this rank's own slot
   emitSpinOnPhase0(b, loc, recvBarrier);
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
