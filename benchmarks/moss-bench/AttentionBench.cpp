@@ -113,13 +113,14 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, const Case &c,
   std::string err;
   // The launch the runtime makes, tuning overrides included (the runtime
   // has validated them).
-  auto forced = [](const char *name) {
+  auto forced = [](const char *name, long long unset) {
     const char *text = std::getenv(name);
-    return text ? std::atoll(text) : 0;
+    return text ? std::atoll(text) : unset;
   };
   if (config::deriveAttentionLaunch(
-          c.B, c.H, c.T, c.S, forced("MOSS_ATTENTION_SPLITS"),
-          forced("MOSS_ATTENTION_KV_GROUPS"), launch, err)) {
+          c.B, c.H, c.T, c.S, forced("MOSS_ATTENTION_SPLITS", 0),
+          forced("MOSS_ATTENTION_KV_GROUPS", 0), launch, err,
+          forced("MOSS_ATTENTION_COPY_WARPS", -1))) {
     row.splits = launch.splits;
     row.kvGroups = launch.kvGroups;
   }

@@ -73,6 +73,10 @@ int64_t attentionMinCtasPerSm(int64_t kvGroups) {
   return kvGroups == 1 ? kAttentionMinCtasPerSm : kAttentionGroupedMinCtasPerSm;
 }
 
+bool attentionHasCopyWarps(int64_t kvGroups) {
+  return kvGroups == 2 || kvGroups == 3;
+}
+
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split) {
   return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
@@ -101,8 +105,9 @@ int64_t ctasPerSm(int64_t rowWarps, int64_t groups) {
 int64_t ctasOf(int64_t b, int64_t h, int64_t t) {
   return b * h * ceilDiv(t, kAttentionRowsPerWarp * rowWarpsFor(t));
 }
-int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas,
-                  int64_t wanted) {
+/// `splitting`: the rule, not the caller, picks the split count.
+int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas, int64_t wanted,
+                  bool splitting) {
   int64_t most = kAttentionMaxWarps / rowWarps;
   if (wanted)
     return std::max<int64_t>(1, std::min({wanted, most, tiles}));
@@ -116,6 +121,14 @@ int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas,
       (rowWarps >= 2 && ctas <= kAttentionFewCtas &&
        ceilDiv(tiles, groups) > 2))
     return 1;
+  // One row warp with more tiles than four groups take in a trip: two
+  // groups (with two copy warps) and splits of one trip instead, while that
+  // split grid has at most one CTA an SM (H200, H=12 S=400 B=1 T=1: 4
+  // splits x 2 groups 4.51 / 3.81 us plain / PDL against 2 x 4 4.71 / 4.18;
+  // at B=4, 192 CTAs, 5.47 against 5.00).
+  if (splitting && groups == 4 && tiles > 4 &&
+      ctas * ceilDiv(tiles, 2) <= kAttentionSms)
+    return 2;
   return groups;
 }
 /// The rule's split count for `groups` key groups.
@@ -146,7 +159,7 @@ int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
 
 int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s) {
   return groupsFor(rowWarpsFor(t), ceilDiv(s, kAttentionKeysPerTile),
-                   ctasOf(b, h, t), 0);
+                   ctasOf(b, h, t), 0, /*splitting=*/true);
 }
 
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
@@ -155,7 +168,8 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
 
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, int64_t kvGroups,
-                           AttentionLaunch &out, std::string &err) {
+                           AttentionLaunch &out, std::string &err,
+                           int64_t copyWarps) {
   const std::pair<const char *, int64_t> sizes[] = {
       {"B", b}, {"H", h}, {"T", t}, {"S", s}};
   for (const auto &[name, value] : sizes) {
@@ -191,18 +205,32 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   }
   launch.keyTiles = ceilDiv(s, kAttentionKeysPerTile);
   int64_t groups = groupsFor(launch.rowWarps, launch.keyTiles,
-                             launch.gridX * launch.gridY, kvGroups);
+                             launch.gridX * launch.gridY, kvGroups,
+                             /*splitting=*/splits == 0);
   int64_t wanted = splits ? splits : splitsFor(b, h, t, s, groups);
   wanted = std::min({wanted, launch.keyTiles, kAttentionMaxSplits});
   launch.tilesPerSplit = ceilDiv(launch.keyTiles, wanted);
   launch.splits = ceilDiv(launch.keyTiles, launch.tilesPerSplit);
   launch.kvGroups = std::min(groups, launch.tilesPerSplit);
-  launch.warps = launch.rowWarps * launch.kvGroups;
+  launch.computeWarps = launch.rowWarps * launch.kvGroups;
+  // Copy warps fill a CTA of a grid of at most one CTA an SM to four warps:
+  // a warp issues its cp.async copies at about 16 bytes a cycle, so a CTA of
+  // one or two warps takes ~1000 cycles to put 32 KiB of K/V in flight, and
+  // the SM has warp slots to spare.
+  int64_t ctas = launch.gridX * launch.gridY * launch.splits;
+  int64_t ruled = ctas <= kAttentionSms ? kAttentionMaxWarps : 0;
+  launch.copyWarps =
+      attentionHasCopyWarps(launch.kvGroups)
+          ? std::max<int64_t>(
+                0, std::min(copyWarps < 0 ? ruled : copyWarps,
+                            kAttentionMaxWarps - launch.computeWarps))
+          : 0;
+  launch.warps = launch.computeWarps + launch.copyWarps;
   launch.threads = 32 * launch.warps;
   launch.stages = attentionStages(launch.kvGroups);
   launch.sharedBytes =
       launch.stages * launch.kvGroups * kAttentionSlotBytes +
-      launch.warps * kAttentionQBytesPerWarp +
+      launch.computeWarps * kAttentionQBytesPerWarp +
       attentionMergeBytes(launch.kvGroups, launch.rowWarps, launch.splits);
   out = launch;
   return true;

@@ -156,7 +156,8 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   config::AttentionLaunch launch;
   std::string err;
   if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, forcedSplits,
-                                     forcedGroups, launch, err))
+                                     forcedGroups, launch, err,
+                                     tuning.attentionCopyWarps))
     return invalidArgument(err);
   const void *q = a.q, *k = a.k, *v = a.v, *mask = a.mask;
   void *out = a.out;

@@ -94,7 +94,7 @@ Status loadFunction(const DriverApi &api, CUmodule module,
 Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   WorkspaceConfig config;
   long slots = static_cast<long>(config.slots);
-  long splits = 0, groups = 0, pdl = 0, attentionPdl = 0;
+  long splits = 0, groups = 0, pdl = 0, attentionPdl = 0, copyWarps = -1;
   Status status = intFromEnv("MOSS_RUNTIME_WORKSPACE_SLOTS", 1, 64, slots);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_SPLITS", 1,
@@ -102,6 +102,9 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_KV_GROUPS", 1,
                         moss::config::kAttentionMaxKvGroups, groups);
+  if (status.ok())
+    status = intFromEnv("MOSS_ATTENTION_COPY_WARPS", 0,
+                        moss::config::kAttentionMaxWarps - 1, copyWarps);
   if (status.ok())
     status = intFromEnv("MOSS_CODEC_GEMM_PDL", 0, 1, pdl);
   if (status.ok())
@@ -113,6 +116,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   config.attentionProgrammaticLaunch = attentionPdl == 1;
   config.attentionSplits = splits;
   config.attentionKvGroups = groups;
+  config.attentionCopyWarps = copyWarps;
   out = config;
   return success();
 }

@@ -39,6 +39,8 @@ struct WorkspaceConfig {
   int64_t attentionSplits = 0;
   /// Key groups forced likewise (0: the launch rule).
   int64_t attentionKvGroups = 0;
+  /// MOSS_ATTENTION_COPY_WARPS (0..3): forced copy warps; -1 = rule.
+  int64_t attentionCopyWarps = -1;
   /// MOSS_CODEC_GEMM_PDL=1: generated GEMMs are launched as programmatic
   /// dependents of the previous kernel in the stream (they fetch W before
   /// waiting for it; docs/kernel-abi.md).
@@ -49,8 +51,9 @@ struct WorkspaceConfig {
 };
 
 /// Reads MOSS_RUNTIME_WORKSPACE_SLOTS (1..64, default 4),
-/// MOSS_ATTENTION_SPLITS (1..8), MOSS_ATTENTION_KV_GROUPS (1..4; both
-/// default to the launch rule), MOSS_CODEC_GEMM_PDL and MOSS_ATTENTION_PDL
+/// MOSS_ATTENTION_SPLITS (1..8), MOSS_ATTENTION_KV_GROUPS (1..4),
+/// MOSS_ATTENTION_COPY_WARPS (0..3; all default to the launch rule),
+/// MOSS_CODEC_GEMM_PDL and MOSS_ATTENTION_PDL
 /// (0 or 1, default 0).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 

@@ -27,23 +27,77 @@ std::string deriveError(int64_t b, int64_t h, int64_t t, int64_t s,
 }
 
 TEST(AttentionLaunchTest, DecodeUsesKeyGroupsAndSplits) {
-  // T = 1: one row warp, so four key groups share its 7 tiles; 12 CTAs
-  // leave room for a second split, and each split is one trip of 4 tiles.
+  // T = 1: one row warp. Four key groups would walk its 7 tiles in two
+  // trips; 12 CTAs leave room for 4 splits of one trip of two groups each,
+  // whose CTAs two copy warps fill to four warps.
   AttentionLaunch l = derive(1, 12, 1, 400);
   EXPECT_EQ(l.rowWarps, 1);
-  EXPECT_EQ(l.kvGroups, 4);
+  EXPECT_EQ(l.kvGroups, 2);
+  EXPECT_EQ(l.computeWarps, 2);
+  EXPECT_EQ(l.copyWarps, 2);
   EXPECT_EQ(l.warps, 4);
   EXPECT_EQ(l.threads, 128);
   EXPECT_EQ(l.gridX, 12);
   EXPECT_EQ(l.gridY, 1);
   EXPECT_EQ(l.keyTiles, 7);
-  EXPECT_EQ(l.splits, 2);
-  EXPECT_EQ(l.tilesPerSplit, 4);
-  EXPECT_EQ(l.stages, 1); // 4 groups: one stage of 4 slots
-  // Slots, Q rows, and the merge area: entries of groups 1..3 and the two
-  // splits' receive slots, 4608 bytes each for the one row warp, and the
-  // receive mbarrier.
-  EXPECT_EQ(l.sharedBytes, 4 * 16384 + 4 * 2048 + 5 * 4608 + 16);
+  EXPECT_EQ(l.splits, 4);
+  EXPECT_EQ(l.tilesPerSplit, 2);
+  EXPECT_EQ(l.stages, 2); // 2 groups: two stages of 2 slots
+  // Slots, the compute warps' Q rows, and the merge area: the entry of
+  // group 1 and the four splits' receive slots, 4608 bytes each for the one
+  // row warp, and the receive mbarrier.
+  EXPECT_EQ(l.sharedBytes, 4 * 16384 + 2 * 2048 + 5 * 4608 + 16);
+  // 48 row blocks: 4 splits would take 192 CTAs, so four groups, two
+  // splits of one trip each, and no copy warps (four compute warps).
+  AttentionLaunch b4 = derive(4, 12, 1, 400);
+  EXPECT_EQ(b4.kvGroups, 4);
+  EXPECT_EQ(b4.splits, 2);
+  EXPECT_EQ(b4.copyWarps, 0);
+  EXPECT_EQ(b4.sharedBytes, 4 * 16384 + 4 * 2048 + 5 * 4608 + 16);
+}
+
+TEST(AttentionLaunchTest, CopyWarpsFillSmallGridsOfTwoOrThreeGroups) {
+  // H = 20, S = 125: two groups of one row warp, 20 CTAs: two copy warps.
+  AttentionLaunch decode = derive(1, 20, 1, 125);
+  EXPECT_EQ(decode.kvGroups, 2);
+  EXPECT_EQ(decode.copyWarps, 2);
+  EXPECT_EQ(decode.threads, 128);
+  // Copy warps have no Q rows.
+  EXPECT_EQ(decode.sharedBytes, 4 * 16384 + 2 * 2048 + 4608);
+  EXPECT_EQ(derive(4, 20, 8, 125).copyWarps, 2); // 80 CTAs
+  // Past one CTA an SM (B = 8: 160 CTAs) the SMs' warp slots are taken.
+  AttentionLaunch busy = derive(8, 20, 1, 125);
+  EXPECT_EQ(busy.kvGroups, 2);
+  EXPECT_EQ(busy.copyWarps, 0);
+  EXPECT_EQ(busy.threads, 64);
+  // Three groups: one copy warp. One group or four: none (those functions
+  // are built without them).
+  AttentionLaunch three = derive(1, 1, 1, 190);
+  EXPECT_EQ(three.kvGroups, 3);
+  EXPECT_EQ(three.copyWarps, 1);
+  EXPECT_EQ(three.warps, 4);
+  EXPECT_FALSE(attentionHasCopyWarps(1));
+  EXPECT_TRUE(attentionHasCopyWarps(2));
+  EXPECT_TRUE(attentionHasCopyWarps(3));
+  EXPECT_FALSE(attentionHasCopyWarps(4));
+  EXPECT_EQ(derive(1, 12, 1, 250).copyWarps, 0);  // 4 groups
+  EXPECT_EQ(derive(1, 12, 32, 400).copyWarps, 0); // 1 group, 2 row warps
+  // Forced: capped at four warps, 0 where the function has none.
+  auto forced = [](int64_t b, int64_t h, int64_t t, int64_t s,
+                   int64_t copyWarps) {
+    AttentionLaunch launch;
+    std::string err;
+    EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, 0, 0, launch, err, copyWarps))
+        << err;
+    return launch;
+  };
+  EXPECT_EQ(forced(1, 20, 1, 125, 0).copyWarps, 0);
+  EXPECT_EQ(forced(1, 20, 1, 125, 0).threads, 64);
+  EXPECT_EQ(forced(1, 20, 1, 125, 1).copyWarps, 1);
+  EXPECT_EQ(forced(1, 20, 1, 125, 3).copyWarps, 2);
+  EXPECT_EQ(forced(8, 20, 1, 125, 2).copyWarps, 2);
+  EXPECT_EQ(forced(16, 20, 1, 125, 3).copyWarps, 0); // one group
+  EXPECT_EQ(forced(1, 12, 1, 250, 3).copyWarps, 0);  // four groups
 }
 
 TEST(AttentionLaunchTest, LongChunksRunOnePass) {
@@ -110,8 +164,11 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 250), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 20, 1, 125), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 250), 1); // 2 trips, 48 CTAs
-  // One row warp splits down to one trip a split while the slots allow.
-  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 2);
+  // One row warp splits down to one trip a split while the slots allow:
+  // two groups over 7 tiles in 12 CTAs, four groups in 48.
+  EXPECT_EQ(chooseAttentionKvGroups(1, 12, 1, 400), 2);
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 400), 4);
+  EXPECT_EQ(chooseAttentionKvGroups(4, 12, 1, 400), 4);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 1, 400), 2);
   // Two row warps over 7 tiles. 12 CTAs: one group, two tiles a split. 48
   // CTAs: two groups, 4 trips, at least two trips a split. 96 CTAs of two

@@ -136,7 +136,17 @@ TEST(AttentionManifest, AbiVersionIsCheckedFirst) {
         rec(m).params["abi_version"] = 1; // main + combine kernel
         rec(m).params["head_dim"] = 128;  // reported after the version
       },
-      "\"params.abi_version\" = 1, expected 8");
+      "\"params.abi_version\" = 1, expected " +
+          std::to_string(config::kAttentionAbiVersion));
+  // The version before (ABI 8: no copy warps, scalar group hand-overs) is
+  // refused as well: its kernels would misread a launch of this rule.
+  expectManifestError(
+      [](config::Manifest &m) {
+        rec(m).params["abi_version"] = config::kAttentionAbiVersion - 1;
+      },
+      "\"params.abi_version\" = " +
+          std::to_string(config::kAttentionAbiVersion - 1) + ", expected " +
+          std::to_string(config::kAttentionAbiVersion));
   expectManifestError(
       [](config::Manifest &m) { rec(m).params.erase("abi_version"); },
       "\"params.abi_version\" is missing");

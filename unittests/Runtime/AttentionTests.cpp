@@ -555,6 +555,51 @@ TEST_F(Attention, KeyGroupsAgreeWithOneGroup) {
   EXPECT_GT(mixed.splits, 1);
 }
 
+TEST_F(Attention, CopyWarpsChangeNothing) {
+  // Copy warps only share a CTA's K/V copies: with none, with the rule's and
+  // with as many as fit, every output bit is the same, with skip on and off
+  // and in both layouts.
+  RuntimeHandle none, most;
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_COPY_WARPS", "0", none), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_COPY_WARPS", "3", most), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  struct Case {
+    int64_t B, H, T, S;
+    MaskKind kind;
+    int64_t ruleCopyWarps; // what the rule launches
+  };
+  for (Case c : {Case{1, 20, 1, 125, MaskKind::Ring, 2},    // two groups
+                 Case{1, 12, 1, 400, MaskKind::Ring, 2},    // 4 splits x 2
+                 Case{1, 1, 1, 190, MaskKind::Random, 1},   // three groups
+                 Case{2, 20, 16, 125, MaskKind::Random, 2}, // rows g + 8
+                 Case{3, 12, 8, 250, MaskKind::SparseHistory, 0},
+                 Case{8, 20, 1, 125, MaskKind::Ring, 0}}) { // 160 CTAs
+    moss::config::AttentionLaunch launch;
+    std::string err;
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
+                                                    launch, err));
+    Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 70 + c.T);
+    SCOPED_TRACE(caseName(p) + " -> splits " + std::to_string(launch.splits) +
+                 " x " + std::to_string(launch.kvGroups) + " groups, " +
+                 std::to_string(launch.copyWarps) + " copy warps");
+    EXPECT_EQ(launch.copyWarps, c.ruleCopyWarps);
+    DeviceProblem dev(p);
+    size_t n = p.outElems();
+    std::vector<uint16_t> without = head(dev.run(none.rt, dev.base), n);
+    EXPECT_LE(relativeL2(without, reference(p)), kAttentionTolerance);
+    EXPECT_EQ(head(dev.run(h.rt, dev.base), n), without) << "rule";
+    EXPECT_EQ(head(dev.run(most.rt, dev.base), n), without) << "forced 3";
+    moss_attention_args a = dev.base;
+    a.skip_empty_tiles = 1;
+    EXPECT_EQ(head(dev.run(most.rt, a), n), without) << "forced 3, skip on";
+    a.skip_empty_tiles = 0;
+    a.layout = MOSS_LAYOUT_BHTD;
+    std::vector<uint16_t> bhtdNone = head(dev.run(none.rt, a), n);
+    EXPECT_EQ(head(dev.run(most.rt, a), n), bhtdNone) << "bhtd";
+  }
+}
+
 TEST_F(Attention, GraphReplayEqualsEager) {
   std::vector<std::unique_ptr<Problem>> problems;
   problems.push_back(std::make_unique<Problem>(

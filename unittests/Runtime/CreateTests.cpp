@@ -297,6 +297,11 @@ TEST(RuntimeCreate, BadAttentionKvGroupsVariable) {
                                {"0", "5", "two", ""}, "1..4");
 }
 
+TEST(RuntimeCreate, BadAttentionCopyWarpsVariable) {
+  expectIntegerVariableRefused("MOSS_ATTENTION_COPY_WARPS",
+                               {"-1", "4", "all", ""}, "0..3");
+}
+
 TEST(RuntimeCreate, BadGemmPdlVariable) {
   expectIntegerVariableRefused("MOSS_CODEC_GEMM_PDL", {"2", "-1", "yes", ""},
                                "0..1");

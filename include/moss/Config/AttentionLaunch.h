@@ -37,7 +37,10 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// Q rows (attentionMergeBytes), not in the K/V slots. 8: the splits push
 /// their hand-overs into rank 0's receive slots with st.async, completing on
 /// an mbarrier after the slots; no cluster barrier after the key tiles.
-constexpr int64_t kAttentionAbiVersion = 8;
+/// 9: copy warps (blockDim.x = 32 * (rowWarps * G + copyWarps), the kernel
+/// takes rowWarps from T), and the key groups' hand-overs as 16-byte vectors
+/// at a stride of 36 floats a thread.
+constexpr int64_t kAttentionAbiVersion = 9;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
@@ -101,6 +104,12 @@ constexpr int64_t kAttentionFewCtas = 32;
 /// nvvm.minctasm of the function for `kvGroups` key groups.
 int64_t attentionMinCtasPerSm(int64_t kvGroups);
 
+/// Whether the functions for `kvGroups` key groups take copy warps: those
+/// of 2 and 3 groups (one row warp leaves them room). The others are built
+/// without (H200: the per-thread tests cost the one-group function's large
+/// grids 0.4-0.6 us, and four groups never leave room).
+bool attentionHasCopyWarps(int64_t kvGroups);
+
 /// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp):
 /// (kvGroups - 1 + (splits > 1 ? splits : 0)) * rowWarps entries, and the
 /// mbarrier when splits > 1.
@@ -134,9 +143,12 @@ const std::vector<std::string> &attentionKernelArgNames();
 const std::map<std::string, int64_t> &attentionKernelParams();
 
 struct AttentionLaunch {
-  int64_t rowWarps = 0;      ///< min(4, ceil(T / 16)): warps of distinct rows.
-  int64_t kvGroups = 0;      ///< key groups (1..4): rowWarps * kvGroups <= 4.
-  int64_t warps = 0;         ///< rowWarps * kvGroups.
+  int64_t rowWarps = 0;     ///< min(4, ceil(T / 16)): warps of distinct rows.
+  int64_t kvGroups = 0;     ///< key groups (1..4): rowWarps * kvGroups <= 4.
+  int64_t computeWarps = 0; ///< rowWarps * kvGroups.
+  /// Warps past the compute warps that only share the K/V copies.
+  int64_t copyWarps = 0;
+  int64_t warps = 0;         ///< computeWarps + copyWarps <= 4.
   int64_t threads = 0;       ///< 32 * warps: blockDim.x of the main kernel.
   int64_t rowsPerCta = 0;    ///< 16 * rowWarps query rows of one (b, h).
   int64_t gridX = 0;         ///< B * H.
@@ -145,7 +157,8 @@ struct AttentionLaunch {
   int64_t tilesPerSplit = 0; ///< ceil(keyTiles / splits).
   int64_t splits = 0;        ///< gridDim.z = cluster size z; no split is empty.
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
-  /// Dynamic shared memory: stages * kvGroups slots, then 2 KiB a warp.
+  /// Dynamic shared memory: stages * kvGroups slots, then 2 KiB a compute
+  /// warp, then the merge area.
   int64_t sharedBytes = 0;
 };
 
@@ -153,7 +166,9 @@ struct AttentionLaunch {
 /// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on); 1
 /// for more than kAttentionGroupsMaxCtas CTAs, and for two row warps in a
 /// grid of at most kAttentionFewCtas CTAs when groups would leave more than
-/// two trips.
+/// two trips; 2 instead of 4 when keyTiles > 4 and ctas * ceil(keyTiles / 2)
+/// <= kAttentionSms (the splits of two-group CTAs, each one trip, fit one
+/// CTA an SM).
 int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Split-KV count of the rule, for sizes >= 1: with G key groups
@@ -172,10 +187,15 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 /// so that no split is empty (splits = ceil(keyTiles / ceil(keyTiles /
 /// splits))), at most kAttentionMaxSplits, and no group idles for want of
 /// tiles (kvGroups <= tilesPerSplit). Fails, with the reason in `err`, on
-/// sizes < 1 or a grid past CUDA's limits.
+/// sizes < 1 or a grid past CUDA's limits. `copyWarps` < 0 applies the rule
+/// (functions with attentionHasCopyWarps: 4 - rowWarps * kvGroups when the
+/// grid, splits included, has at most kAttentionSms CTAs, else 0); a value
+/// >= 0 is used instead, capped to fill at most four warps (0 for the other
+/// functions).
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, int64_t kvGroups,
-                           AttentionLaunch &out, std::string &err);
+                           AttentionLaunch &out, std::string &err,
+                           int64_t copyWarps = -1);
 
 } // namespace moss::config
 

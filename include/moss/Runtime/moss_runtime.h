@@ -33,8 +33,10 @@
  * other work that uses S's slot (calls on S, or replays of other graphs
  * captured on S). MOSS_ATTENTION_SPLITS (1..8, read at create) forces the
  * split-KV count of every attention call instead of the launch rule,
- * MOSS_ATTENTION_KV_GROUPS (1..4) its key-group count: tuning knobs for
- * measuring the rule, not serving settings.
+ * MOSS_ATTENTION_KV_GROUPS (1..4) its key-group count and
+ * MOSS_ATTENTION_COPY_WARPS (0..3) the warps that only share a CTA's K/V
+ * copies (2- and 3-group launches): tuning knobs for measuring the rule, not
+ * serving settings.
  *
  * Programmatic dependent launch (MOSS_CODEC_GEMM_PDL=1, read at create; 0 or
  * unset = off): generated GEMMs are launched with

@@ -12,6 +12,16 @@
 // cp.async (one commit group per trip; cp.async.bulk of 128-byte rows was
 // measured 1.4-3x slower on an H200: the copy engine serializes small
 // copies).
+// Copy warps: a CTA of two or three key groups of one row warp may carry
+// warps past its rowWarps x kvGroups compute warps (the launch rule adds them
+// in grids of at most one CTA an SM). They take part in every copy and
+// barrier, and have no rows, no tile, no Q area and nothing to compute. A
+// warp puts its cp.async copies in flight at about 16 bytes a cycle, so four
+// warps instead of two halve the time a trip of 32 KiB takes (H200, H=20
+// S=125 B=1 T=1: 3.57 -> 3.37 us, 3.12 -> 2.90 with PDL). The one- and
+// four-group functions are built without them: there `computes` is the
+// constant true (with the per-thread tests the one-group function's decode
+// grids of 320 CTAs got 0.4 us slower).
 // Two stages double-buffer the trips for 1..2 groups; 3..4 groups use one
 // stage (copy after the compute), so dynamic shared memory stays <= 4 slots
 // of 16 KiB.
@@ -69,7 +79,7 @@
 // z: each pushes its FP32 (m, l, acc) with st.async into its receive slot
 // in rank 0's shared memory, completing on rank 0's mbarrier, and rank 0
 // merges the slots in order z = 0, 1, ... and writes the output
-// (docs/kernel-abi.md, ABI version 8). Against rank 0 reading every rank
+// (docs/kernel-abi.md, ABI version 8 and on). Against rank 0 reading every rank
 // through distributed shared memory between two cluster barriers (ABI 7)
 // that took 0.1-1.2 us off the H200's split launches of the decoder's
 // cases (benchmarks/results/2026-12-04c-h200); against the global-memory
@@ -438,6 +448,9 @@ private:
   Value swizzle(Value r) { return bitOr(shl(bitAnd(r, 1), 2), shrU(r, 1)); }
   /// bar.sync 0 over the CTA.
   void barrier() { NVVM::Barrier0Op::create(b, loc); }
+  Value constBool(bool v) {
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(v));
+  }
 
   // --- main-kernel pieces ----------------------------------------------------
   struct MaskLoads {
@@ -492,7 +505,9 @@ private:
   /// split's tiles.
   Value myTileIndex(Value trip) { return add(mul(trip, mv.groups), mv.group); }
   Value myTile(Value trip) { return add(mv.tBegin, myTileIndex(trip)); }
-  Value myTileValid(Value trip) { return lessU(myTileIndex(trip), mv.nTiles); }
+  Value myTileValid(Value trip) {
+    return lessU(myTileIndex(trip), mv.warpTiles);
+  }
   /// Bit g set when group g's tile of `trip` exists (no mask consulted).
   Value validGroups(Value trip);
   /// Bit g set when any thread of group g passes `pred` (a CTA barrier per
@@ -543,7 +558,13 @@ private:
   struct MainValues {
     Value tid, threads, g, t, b, h, z;
     Value laneId, rowWarps, rowWarp, groups, group;
+    /// rowWarps * groups threads compute; warps past them (copy warps, a
+    /// launch-rule choice for small grids) only share the K/V copies.
+    Value computeThreads, computes;
     Value tBegin, nTiles;
+    /// nTiles for compute warps, 0 for copy warps: they have no tile, so
+    /// they load no mask bytes and compute nothing.
+    Value warpTiles;
     Value rowValid[2], row[2];
     Value safeRow[2]; ///< i64 row, clamped to T - 1 (valid address).
     Value laneCol;    ///< i64 2t: the lane's first column in an n8 group.
@@ -1106,39 +1127,51 @@ AttentionEmitter::ifHighRows(ArrayRef<Value> otherwise,
 /// rescales are exact powers of two and a group without an allowed key, m =
 /// -inf, weighs exactly 0). Other warps keep their state, unused.
 RowState AttentionEmitter::mergeGroups(const RowState &state) {
-  Value scratch = mv.kv; // f32 view of the shared memory
   SmallVector<Value> mine = state.values();
-  // Float i of the hand-over (RowState::values order) belongs to row g + 8
-  // when it is m[1], l[1] or an acc entry of c = 2, 3: ifHighRows.
-  auto ofHighRow = [](int64_t i) {
-    return i < 4 ? i % 2 == 1 : ((i - 4) % 4) / 2 == 1;
+  // A hand-over is nine 16-byte vectors of RowState::values floats: vector 0
+  // holds m and l of both rows, vectors 1 + q (row g) and 5 + q (row g + 8)
+  // the row's acc of key groups n = 2q, 2q + 1. Only the first five exist
+  // without rows g + 8 (decode steps: ifHighRows).
+  auto vectorFloats = [](int64_t v) {
+    if (v == 0)
+      return SmallVector<int64_t>{0, 1, 2, 3};
+    int64_t r = (v - 1) / 4, q = (v - 1) % 4;
+    SmallVector<int64_t> idx;
+    for (int64_t n = 2 * q; n < 2 * q + 2; ++n)
+      for (int64_t e = 0; e < 2; ++e)
+        idx.push_back(4 + 4 * n + 2 * r + e);
+    return idx;
   };
-  // Entry of group g >= 1: [kMergeFloats][threads of a group], float i of
-  // the thread at place p of its group at ((g - 1) * kMergeFloats + i) *
-  // perGroup + p of the merge area. Computed from tid and blockDim only (a
-  // constant bank): nothing more stays live through the trips.
-  Value perGroup = divU(mv.threads, mv.groups);
-  auto entryBase = [&](Value group) {
-    Value place = sub(mv.tid, mul(mv.group, perGroup));
-    return add(
-        mv.mergeBase,
-        add(mul(mul(sub(group, constI32(1)), perGroup), kMergeFloats), place));
+  constexpr int64_t kVectors = kMergeFloats / 4, kLowVectors = 5;
+  // Entry of the thread at place p of group g >= 1: the kMergeFloats floats
+  // at ((g - 1) * perGroup + p) * kMergeFloats of the merge area (a stride
+  // of 36 words: the 8 lanes of a vector phase hit distinct banks), so
+  // every vector is a constant offset from one base.
+  Value perGroup = divU(mv.computeThreads, mv.groups);
+  Value place = sub(mv.tid, mul(mv.group, perGroup));
+  auto entryPtr = [&](Value group) {
+    Value entry = add(mul(sub(group, constI32(1)), perGroup), place);
+    return elementPtr(mv.kv, f32,
+                      add(mv.mergeBase, mul(entry, constI32(kMergeFloats))));
   };
-  auto floatPtr = [&](Value base, int64_t i) {
-    return elementPtr(scratch, f32, add(base, mul(perGroup, constI32(i))));
+  auto vectorPtr = [&](Value entry, int64_t v) {
+    return elementPtr(entry, f32, constI32(4 * v));
   };
   // The entries lie in the merge area, not in the slots that other warps
   // may still read: a group hands over as soon as its last tile is done.
-  emitIf(notZero(mv.group), [&] {
-    Value base = entryBase(mv.group);
-    auto storeRow = [&](bool high) {
-      for (auto [i, v] : llvm::enumerate(mine))
-        if (ofHighRow(i) == high)
-          store(v, floatPtr(base, i), 4);
+  emitIf(both(notZero(mv.group), mv.computes), [&] {
+    Value entry = entryPtr(mv.group);
+    auto storeVectors = [&](int64_t from, int64_t to) {
+      for (int64_t v = from; v < to; ++v) {
+        SmallVector<Value> values;
+        for (int64_t i : vectorFloats(v))
+          values.push_back(mine[i]);
+        store(vectorOf(v4f32, values), vectorPtr(entry, v), 16);
+      }
       return SmallVector<Value>();
     };
-    storeRow(false);
-    ifHighRows({}, [&] { return storeRow(true); });
+    storeVectors(0, kLowVectors);
+    ifHighRows({}, [&] { return storeVectors(kLowVectors, kVectors); });
   });
   barrier();
   Value merging = isZero(mv.group);
@@ -1152,44 +1185,61 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToEnd(loop.getBody());
-      Value base = entryBase(loop.getInductionVar());
+      Value entry = entryPtr(loop.getInductionVar());
       SmallVector<Value> run(loop.getRegionIterArgs());
-      // Row r's floats of `run`, in RowState::values order: m, l, acc.
-      auto indicesOf = [&](int64_t r) {
+      // Group g's floats, loaded a vector at a time (rows g + 8 only where
+      // the warp has them).
+      auto loadVectors = [&](int64_t from, int64_t to) {
+        SmallVector<Value> floats;
+        for (int64_t v = from; v < to; ++v) {
+          Value vec = load(v4f32, vectorPtr(entry, v), 16);
+          for (int64_t i = 0; i < 4; ++i)
+            floats.push_back(lane(vec, i));
+        }
+        return floats;
+      };
+      SmallVector<Value> other(kMergeFloats);
+      auto place4 = [&](int64_t from, ArrayRef<Value> floats) {
+        for (int64_t v = from, k = 0; k < static_cast<int64_t>(floats.size());
+             ++v)
+          for (int64_t i : vectorFloats(v))
+            other[i] = floats[k++];
+      };
+      place4(0, loadVectors(0, kLowVectors));
+      // Row r: m, l and its acc in `run` / `other` (RowState::values order).
+      auto rowFloats = [&](int64_t r) {
         SmallVector<int64_t> idx = {r, 2 + r};
-        for (int64_t i = 4; i < kMergeFloats; ++i)
-          if (ofHighRow(i) == (r == 1))
-            idx.push_back(i);
+        for (int64_t v = 1 + 4 * r; v < 5 + 4 * r; ++v)
+          llvm::append_range(idx, vectorFloats(v));
         return idx;
       };
-      SmallVector<Value> keepHigh;
-      for (int64_t i : indicesOf(1))
-        keepHigh.push_back(run[i]);
-      auto mergeRow = [&](bool high) {
-        SmallVector<int64_t> idx = indicesOf(high ? 1 : 0);
-        SmallVector<Value> other;
-        for (int64_t i : idx)
-          other.push_back(load(f32, floatPtr(base, i), 4));
-        Value mRun = run[idx[0]], lRun = run[idx[1]];
-        Value mNew = fmax(mRun, other[0]);
+      auto mergeRow = [&](int64_t r) {
+        SmallVector<int64_t> idx = rowFloats(r);
+        Value mRun = run[idx[0]], mOther = other[idx[0]];
+        Value mNew = fmax(mRun, mOther);
         Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, negInf()),
                             constF32(0.0), mNew);
         Value alpha = exp2(fsub(mRun, mUse));
-        Value w = exp2(fsub(other[0], mUse));
-        SmallVector<Value> out = {mNew, fma(w, other[1], fmul(lRun, alpha))};
-        for (size_t j = 2; j < idx.size(); ++j)
-          out.push_back(fma(w, other[j], fmul(run[idx[j]], alpha)));
+        Value w = exp2(fsub(mOther, mUse));
+        SmallVector<Value> out = {mNew};
+        for (size_t j = 1; j < idx.size(); ++j)
+          out.push_back(fma(w, other[idx[j]], fmul(run[idx[j]], alpha)));
         return out;
       };
-      SmallVector<Value> merged = mergeRow(false);
-      llvm::append_range(merged,
-                         ifHighRows(keepHigh, [&] { return mergeRow(true); }));
-      // Back to RowState::values order.
+      SmallVector<Value> low = mergeRow(0);
+      SmallVector<Value> keepHigh;
+      for (int64_t i : rowFloats(1))
+        keepHigh.push_back(run[i]);
+      SmallVector<Value> high = ifHighRows(keepHigh, [&] {
+        place4(kLowVectors, loadVectors(kLowVectors, kVectors));
+        return mergeRow(1);
+      });
       SmallVector<Value> out(kMergeFloats);
-      size_t next = 0;
-      for (int64_t r = 0; r < 2; ++r)
-        for (int64_t i : indicesOf(r))
-          out[i] = merged[next++];
+      for (int64_t r = 0; r < 2; ++r) {
+        SmallVector<int64_t> idx = rowFloats(r);
+        for (auto [j, i] : llvm::enumerate(idx))
+          out[i] = (r == 0 ? low : high)[j];
+      }
       scf::YieldOp::create(b, loc, out);
     }
     scf::YieldOp::create(b, loc, loop.getResults());
@@ -1407,7 +1457,7 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   // Rank 0's mbarrier is initialized (armSplitBarrier, then every rank's
   // relaxed arrive at the start).
   NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
-  Value writer = isZero(mv.group);
+  Value writer = both(isZero(mv.group), mv.computes);
   emitIf(writer, [&] {
     auto ifOp = scf::IfOp::create(b, loc, isZero(mv.z),
                                   /*withElseRegion=*/true);
@@ -1462,7 +1512,7 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
 }
 
 std::tuple<Value, Value, Value> AttentionEmitter::splitSlots() {
-  Value perGroup = divU(mv.threads, mv.groups);
+  Value perGroup = divU(mv.computeThreads, mv.groups);
   Value slotFloats = mul(perGroup, kMergeFloats);
   Value slots = add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), slotFloats));
   Value barrier =
@@ -1595,22 +1645,36 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   // A one-pass function walks every key tile whatever gridDim.z says.
   mv.z = split ? blockIdx(gpu::Dimension::z) : constI32(0);
   mv.groups = constI32(kvGroups);
-  mv.rowWarps = divU(divU(mv.threads, 32), mv.groups);
-  // With one group every warp is a row warp of group 0: constants, so no
-  // group bookkeeping stays live through the trips.
+  // The launch rule's row warps, min(4, ceil(T / 16)); the warps past
+  // rowWarps * groups are copy warps.
+  if (config::attentionHasCopyWarps(kvGroups)) {
+    mv.rowWarps = minU(divU(add(tq, constI32(kRowsPerWarp - 1)), kRowsPerWarp),
+                       constI32(config::kAttentionMaxWarps));
+    mv.computeThreads = mul(mul(mv.rowWarps, mv.groups), 32);
+    mv.computes = lessU(mv.tid, mv.computeThreads);
+  } else {
+    mv.rowWarps = divU(divU(mv.threads, 32), mv.groups);
+    mv.computeThreads = mv.threads;
+    mv.computes = constBool(true);
+  }
+  // With one group every compute warp is a row warp of group 0: constants,
+  // so no group bookkeeping stays live through the trips. (A copy warp's
+  // rows are past its row block's and never valid.)
   mv.rowWarp = kvGroups == 1 ? warp : remU(warp, mv.rowWarps);
   mv.group = kvGroups == 1 ? constI32(0) : divU(warp, mv.rowWarps);
   const bool twoStages = config::attentionStages(kvGroups) == 2;
   Value row0 =
       add(mul(blockIdx(gpu::Dimension::y), mul(mv.rowWarps, kRowsPerWarp)),
           mul(mv.rowWarp, kRowsPerWarp));
-  Value warpHasRows = lessU(row0, tq);
+  Value warpHasRows = both(lessU(row0, tq), mv.computes);
   // Short chunks: a warp without rows g + 8 (T <= row0 + 8, every decode
   // step) skips their mask bytes (H200, H=20 S=125 B=1 T=1, with the
   // grouped functions' other changes: 4.22 -> 3.76 us).
   if (kvGroups > 1)
     mv.warpHasHighRows = lessU(add(row0, 8), tq);
   std::array<Value, 2> rowValid = placeRows(mv.laneId, row0);
+  for (Value &valid : rowValid)
+    valid = both(valid, mv.computes);
 
   // This split's key tiles [tBegin, tBegin + nTiles), in trips of G.
   Value keyTiles = divU(add(s, kKeys - 1), kKeys);
@@ -1619,6 +1683,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   mv.tBegin = mul(mv.z, perSplit);
   Value tEnd = minU(add(mv.tBegin, perSplit), keyTiles);
   mv.nTiles = select(lessU(mv.tBegin, tEnd), sub(tEnd, mv.tBegin), constI32(0));
+  mv.warpTiles = select(mv.computes, mv.nTiles, constI32(0));
   Value trips = divU(sub(add(mv.nTiles, mv.groups), constI32(1)), mv.groups);
 
   // Q, once, into the warp's own 16 x 64 area after the slots (chunks
@@ -1637,26 +1702,29 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   Value slotElems =
       constI32(config::attentionStages(kvGroups) * kvGroups * kSlotElems);
   Value qOff = add(slotElems, mul(warp, kRowsPerWarp * kD));
-  mv.mergeBase =
-      divU(add(slotElems, mul(divU(mv.threads, 32), kRowsPerWarp * kD)), 2);
+  mv.mergeBase = divU(
+      add(slotElems, mul(divU(mv.computeThreads, 32), kRowsPerWarp * kD)), 2);
   if (split)
     armSplitBarrier();
   {
     Value chunk = remU(mv.laneId, kChunksPerRow);
     Value firstRow = divU(mv.laneId, kChunksPerRow);
     Value lastRow = sub(tq, constI32(1));
-    for (int64_t i = 0; i < kRowsPerWarp * kChunksPerRow / 32; ++i) {
-      Value row = add(firstRow, 4 * i); // row % 8 = firstRow % 8 + 4 (i % 2)
-      Value tRow = minU(add(row0, row), lastRow);
-      Value src = elementPtr(
-          qHead, bf16,
-          add(mul(toI64(tRow), arg(kQStrideT)), toI64(mul(chunk, 8))));
-      Value phys = bitXor(chunk, swizzle(bitAnd(row, 7)));
-      Value dst = add(qOff, add(mul(row, kD), mul(phys, 8)));
-      NVVM::CpAsyncOp::create(b, loc, elementPtr(mv.kv, bf16, dst), src, 16,
-                              NVVM::LoadCacheModifierKind::CG,
-                              /*cpSize=*/Value());
-    }
+    // Copy warps have no Q rows (nor room for them).
+    emitIf(mv.computes, [&] {
+      for (int64_t i = 0; i < kRowsPerWarp * kChunksPerRow / 32; ++i) {
+        Value row = add(firstRow, 4 * i); // row % 8 = firstRow % 8 + 4 (i % 2)
+        Value tRow = minU(add(row0, row), lastRow);
+        Value src = elementPtr(
+            qHead, bf16,
+            add(mul(toI64(tRow), arg(kQStrideT)), toI64(mul(chunk, 8))));
+        Value phys = bitXor(chunk, swizzle(bitAnd(row, 7)));
+        Value dst = add(qOff, add(mul(row, kD), mul(phys, 8)));
+        NVVM::CpAsyncOp::create(b, loc, elementPtr(mv.kv, bf16, dst), src, 16,
+                                NVVM::LoadCacheModifierKind::CG,
+                                /*cpSize=*/Value());
+      }
+    });
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
     Value lane = mv.laneId;
     Value qRowInTile = add(remU(lane, 8), mul(bitAnd(shrU(lane, 3), 1), 8));
@@ -1808,7 +1876,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   RowState final = kvGroups > 1 ? mergeGroups(walked) : walked;
   // Group 0's warps hold the merged rows; the others only take part in the
   // barriers of the store.
-  Value writer = isZero(mv.group);
+  Value writer = both(isZero(mv.group), mv.computes);
   for (int64_t r = 0; r < 2; ++r)
     mv.rowValid[r] = both(rowValid[r], writer);
   if (split)

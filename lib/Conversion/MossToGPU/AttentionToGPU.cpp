@@ -173,7 +173,18 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         rw, loc, arith::AndIOp::create(rw, loc, manyRowWarps, manyTrips),
         tinyGrid);
     Value oneGroup = arith::OrIOp::create(rw, loc, fullGrid, longWalk);
-    Value groups0 = select(oneGroup, c(1), fitting);
+    // Two groups instead of four when more than four tiles' splits of one
+    // trip each fit one CTA an SM.
+    Value pairedTiles = ceilDiv(tiles, c(2));
+    Value pairCtas = mul(ctas, pairedTiles);
+    Value pairFits = ule(pairCtas, c(config::kAttentionSms));
+    Value manyTiles =
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, tiles, c(4));
+    Value fourGroups = eq(fitting, 4);
+    Value pairable = arith::AndIOp::create(rw, loc, fourGroups, manyTiles);
+    Value pairGrid = arith::AndIOp::create(rw, loc, pairable, pairFits);
+    Value paired = select(pairGrid, c(2), fitting);
+    Value groups0 = select(oneGroup, c(1), paired);
     auto stagesOf = [&](Value groups) {
       return select(ule(groups, c(2)), c(2), c(1));
     };
@@ -198,11 +209,23 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value tilesPerSplit = ceilDiv(tiles, minU(wanted, tiles));
     Value splits = ceilDiv(tiles, tilesPerSplit);
     Value groups = minU(groups0, tilesPerSplit);
-    Value threads = mul(mul(rowWarps, groups), c(32));
+    Value computeWarps = mul(rowWarps, groups);
+    // Copy warps fill the CTAs of 2 or 3 groups to four warps in a grid of
+    // at most one CTA an SM.
+    Value twoGroups = eq(groups, 2);
+    Value threeGroups = eq(groups, 3);
+    Value copyCapable = arith::OrIOp::create(rw, loc, twoGroups, threeGroups);
+    Value allCtas = mul(ctas, splits);
+    Value oneWave = ule(allCtas, c(config::kAttentionSms));
+    Value copying = arith::AndIOp::create(rw, loc, copyCapable, oneWave);
+    Value fill = arith::SubIOp::create(rw, loc, c(config::kAttentionMaxWarps),
+                                       computeWarps);
+    Value copyWarps = select(copying, fill, c(0));
+    Value threads =
+        mul(arith::AddIOp::create(rw, loc, computeWarps, copyWarps), c(32));
     Value slotBytes =
         mul(mul(stagesOf(groups), groups), c(config::kAttentionSlotBytes));
-    Value qBytes =
-        mul(mul(rowWarps, groups), c(config::kAttentionQBytesPerWarp));
+    Value qBytes = mul(computeWarps, c(config::kAttentionQBytesPerWarp));
     // Merge area: an entry a row warp for each group but the first and, when
     // split, a receive slot a split and the mbarrier.
     Value onePass = ule(splits, c(1));

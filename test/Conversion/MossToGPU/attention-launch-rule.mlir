@@ -8,11 +8,12 @@
 // 1) split, whose splits are one cluster (1, 1, splits) and need no
 // workspace; its last argument is the split count.
 
-// decode, 12 CTAs: four key groups, one trip of four tiles per split.
+// decode, 12 CTAs: two key groups, one trip of two tiles per split, four
+// splits; two copy warps fill each CTA to four warps.
 // CHECK-LABEL: func.func @b1_h12_t1_s400(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in (%c1, %c1, %c2) blocks in (%c12, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c96784_i32
-// CHECK-SAME: %c2_i32 : i32)
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%c1, %c1, %c4) blocks in (%c12, %c1, %c4) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c92688_i32
+// CHECK-SAME: %c4_i32 : i32)
 func.func @b1_h12_t1_s400(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x1x400xi1>) -> tensor<1x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x1x400xi1> -> tensor<1x12x1x64xbf16>
   return %o : tensor<1x12x1x64xbf16>
@@ -20,14 +21,39 @@ func.func @b1_h12_t1_s400(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x400x64xbf1
 
 // -----
 
-// two key tiles: two groups, one trip, no split.
+// two key tiles: two groups, one trip, no split; two copy warps.
 // CHECK-LABEL: func.func @b1_h20_t1_s125(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c20, %c1, %c1) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c74240_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c20, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c74240_i32
 // CHECK-SAME: %c1_i32 : i32)
 func.func @b1_h20_t1_s125(%q: tensor<1x20x1x64xbf16>, %k: tensor<1x20x125x64xbf16>, %v: tensor<1x20x125x64xbf16>, %m: tensor<1x1x1x125xi1>) -> tensor<1x20x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x20x1x64xbf16>, tensor<1x20x125x64xbf16>, tensor<1x20x125x64xbf16>, tensor<1x1x1x125xi1> -> tensor<1x20x1x64xbf16>
   return %o : tensor<1x20x1x64xbf16>
+}
+
+// -----
+
+// 160 CTAs of two groups: past one CTA an SM, no copy warps.
+// CHECK-LABEL: func.func @b8_h20_t1_s125(
+// CHECK-NOT: xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c160, %c1, %c1) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c74240_i32
+// CHECK-SAME: %c1_i32 : i32)
+func.func @b8_h20_t1_s125(%q: tensor<8x20x1x64xbf16>, %k: tensor<8x20x125x64xbf16>, %v: tensor<8x20x125x64xbf16>, %m: tensor<8x1x1x125xi1>) -> tensor<8x20x1x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<8x20x1x64xbf16>, tensor<8x20x125x64xbf16>, tensor<8x20x125x64xbf16>, tensor<8x1x1x125xi1> -> tensor<8x20x1x64xbf16>
+  return %o : tensor<8x20x1x64xbf16>
+}
+
+// -----
+
+// decode, 48 CTAs: four splits of two groups would take 192 CTAs, so four
+// key groups, one trip of four tiles per split, two splits.
+// CHECK-LABEL: func.func @b4_h12_t1_s400(
+// CHECK-NOT: xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in (%c1, %c1, %c2) blocks in (%c48, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c96784_i32
+// CHECK-SAME: %c2_i32 : i32)
+func.func @b4_h12_t1_s400(%q: tensor<4x12x1x64xbf16>, %k: tensor<4x12x400x64xbf16>, %v: tensor<4x12x400x64xbf16>, %m: tensor<4x1x1x400xi1>) -> tensor<4x12x1x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x1x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x1x1x400xi1> -> tensor<4x12x1x64xbf16>
+  return %o : tensor<4x12x1x64xbf16>
 }
 
 // -----

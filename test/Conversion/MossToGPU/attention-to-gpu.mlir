@@ -159,17 +159,23 @@
 // With four groups there is one stage: the next trip's copies follow the
 // compute and a barrier. After the last tile groups 1.. hand their state to
 // group 0 in the merge area after the Q rows, at once (no barrier: no warp
-// reads it before), one barrier publishes it and group 0 merges them.
+// reads it before) as 16-byte vectors (five for row g, four more for row
+// g + 8 where the warp has it), one barrier publishes it and group 0 merges
+// them, a vector load at a time.
 // CHECK: gpu.func @streaming_attention_d64_g4(
 // CHECK: nvvm.mma.sync
 // CHECK: nvvm.barrier0
 // CHECK: nvvm.cp.async.shared.global
 // CHECK: nvvm.griddepcontrol launch_dependents
 // CHECK-NOT: nvvm.barrier0
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK-COUNT-5: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK: scf.if
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+// CHECK-NOT: llvm.store
 // CHECK: nvvm.barrier0
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c4_i32{{(_[0-9]+)?}} step %{{.*}} iter_args
-// CHECK-COUNT-36: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-5: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: llvm.load
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: gpu.return
 // The split functions (splits > 1, one cluster of the splits): thread 0
@@ -215,7 +221,7 @@
 // CHECK: gpu.func @streaming_attention_d64_g2_split(
 // CHECK: nvvm.griddepcontrol launch_dependents
 // CHECK-NOT: nvvm.barrier0
-// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr<3>
+// CHECK-COUNT-5: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK-NOT: nvvm.barrier0
 // CHECK-COUNT-9: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
@@ -274,7 +280,17 @@
 // CHECK: %[[WALK:.*]] = arith.andi %[[MANYRW]], %[[MANYTRIPS]]
 // CHECK: %[[LONG:.*]] = arith.andi %[[WALK]], %[[FEW]]
 // CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
-// CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[FIT]]
+// Two groups instead of four when more than four tiles' splits of one trip
+// each fit one CTA an SM.
+// CHECK: %[[PAIRS:.*]] = arith.ceildivui %[[TILES]], %c2
+// CHECK: %[[PAIRCTAS:.*]] = arith.muli %[[CTAS]], %[[PAIRS]]
+// CHECK: %[[PAIRFITS:.*]] = arith.cmpi ule, %[[PAIRCTAS]], %c132
+// CHECK: %[[MORE:.*]] = arith.cmpi ugt, %[[TILES]], %c4
+// CHECK: %[[FOUR:.*]] = arith.cmpi eq, %[[FIT]], %c4
+// CHECK: %[[PAIRABLE:.*]] = arith.andi %[[FOUR]], %[[MORE]]
+// CHECK: %[[PAIR:.*]] = arith.andi %[[PAIRABLE]], %[[PAIRFITS]]
+// CHECK: %[[PAIRG:.*]] = arith.select %[[PAIR]], %c2{{.*}}, %[[FIT]]
+// CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[PAIRG]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
 // slots / (f ctas), 132 / ctas, 8)) with f = 2 for one group, else 4,
 // minTrips = 1 for one row warp, else 2; slots = 132 * min(CTAs by warps,
@@ -300,17 +316,27 @@
 // CHECK: %[[NSPLIT:.*]] = arith.ceildivui %[[TILES]], %[[TPS]]
 // CHECK: %[[GROUPS:.*]] = arith.minui %[[G0]], %[[TPS]]
 // CHECK: %[[WARPS:.*]] = arith.muli %[[RW]], %[[GROUPS]]
-// CHECK: %[[THREADS:.*]] = arith.muli %[[WARPS]], %c32
+// Copy warps fill CTAs of two or three groups to four warps while the grid
+// has at most one CTA an SM.
+// CHECK: %[[TWOG:.*]] = arith.cmpi eq, %[[GROUPS]], %c2
+// CHECK: %[[THREEG:.*]] = arith.cmpi eq, %[[GROUPS]], %c3
+// CHECK: %[[CAPABLE:.*]] = arith.ori %[[TWOG]], %[[THREEG]]
+// CHECK: %[[ALLCTAS:.*]] = arith.muli %[[CTAS]], %[[NSPLIT]]
+// CHECK: %[[ONEWAVE:.*]] = arith.cmpi ule, %[[ALLCTAS]], %c132
+// CHECK: %[[COPYING:.*]] = arith.andi %[[CAPABLE]], %[[ONEWAVE]]
+// CHECK: %[[FILL:.*]] = arith.subi %c4{{.*}}, %[[WARPS]]
+// CHECK: %[[COPYW:.*]] = arith.select %[[COPYING]], %[[FILL]], %c0
+// CHECK: %[[ALLW:.*]] = arith.addi %[[WARPS]], %[[COPYW]]
+// CHECK: %[[THREADS:.*]] = arith.muli %[[ALLW]], %c32
 // Shared memory: stages * groups slots of 16 KiB (two stages for <= 2
-// groups), then 2 KiB of Q rows a warp, then the merge area: 4608 bytes a
+// groups), then 2 KiB of Q rows a compute warp, then the merge area: 4608 bytes a
 // row warp for each group but the first and, when split, for each split's
 // receive slot, and 16 bytes for the mbarrier.
 // CHECK: %[[FEWG:.*]] = arith.cmpi ule, %[[GROUPS]], %c2
 // CHECK: %[[STAGES:.*]] = arith.select %[[FEWG]]
 // CHECK: %[[NSLOTS:.*]] = arith.muli %[[STAGES]], %[[GROUPS]]
 // CHECK: %[[SLOTBYTES:.*]] = arith.muli %[[NSLOTS]], %c16384
-// CHECK: %[[NWARPS:.*]] = arith.muli %[[RW]], %[[GROUPS]]
-// CHECK: %[[QBYTES:.*]] = arith.muli %[[NWARPS]], %c2048
+// CHECK: %[[QBYTES:.*]] = arith.muli %[[WARPS]], %c2048
 // CHECK: %[[ONEPASS:.*]] = arith.cmpi ule, %[[NSPLIT]], %c1{{.*}} : index
 // CHECK: %[[SPLITSLOTS:.*]] = arith.select %[[ONEPASS]], %c0{{.*}}, %[[NSPLIT]] : index
 // CHECK: %[[GPLUS:.*]] = arith.addi %[[GROUPS]], %[[SPLITSLOTS]]
