@@ -3,7 +3,8 @@
 # ABI (a source tree of an earlier commit, e.g. `git archive <commit>`, and
 # the kernels its moss-aot built), each with its own runtime. Runs every
 # runtime GPU test, the attention/graph/programmatic tests with
-# MOSS_ATTENTION_PDL=1 and the Python tests on this tree, then moss-bench
+# MOSS_ATTENTION_PDL=1, the attention tests under compute-sanitizer memcheck
+# and the Python tests on this tree, then moss-bench
 # --attention in two rounds (base, new, base, new).
 # Usage: OUT=dir benchmarks/compare_attention_abi.sh BASE_SRC BASE_KERNELS [BASE_COMMIT]
 set -o pipefail
@@ -25,6 +26,13 @@ MOSS_ATTENTION_PDL=1 MOSS_TEST_KERNELS_DIR=$MOSS_ROOT/kernels_generated timeout 
   $MOSS_RT_BUILD/unittests/Runtime/MossRuntimeTests --gtest_filter='*ttention*:*Graph*:*Programmatic*' \
   >"$R/t-pdl.log" 2>&1
 echo "PDL tests rc=$?"; grep -E "^\[  (FAILED|PASSED)" "$R/t-pdl.log" | head -8
+# Every attention test under compute-sanitizer memcheck: the kernels read and
+# write only the tensors' bytes (about 20 s on an H200).
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+MOSS_TEST_KERNELS_DIR=$MOSS_ROOT/kernels_generated timeout 240 $SAN --tool memcheck --error-exitcode 9 \
+  $MOSS_RT_BUILD/unittests/Runtime/MossRuntimeTests --gtest_filter='Attention.*:AttentionArgs.*' \
+  >"$R/memcheck.log" 2>&1
+echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|^\[  (FAILED|PASSED)" "$R/memcheck.log" | head -4
 MOSS_RUNTIME_LIB=$MOSS_RT_BUILD/runtime/libmoss_runtime.so MOSS_KERNELS_DIR=$MOSS_ROOT/kernels_generated \
   MOSS_CODEC_GEMM_CONFIG=$MOSS_ROOT/configs/h200-example.json \
   timeout 200 "$MOSS_ROOT/scripts/test-python.sh" -q -x >"$R/py.log" 2>&1
