@@ -218,11 +218,11 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   // one or two warps takes ~1000 cycles to put 32 KiB of K/V in flight, and
   // the SM has warp slots to spare.
   int64_t ctas = launch.gridX * launch.gridY * launch.splits;
-  int64_t ruled = ctas <= kAttentionSms ? kAttentionMaxWarps : 0;
+  int64_t byRule = ctas <= kAttentionSms ? kAttentionMaxWarps : 0;
   launch.copyWarps =
       attentionHasCopyWarps(launch.kvGroups)
           ? std::max<int64_t>(
-                0, std::min(copyWarps < 0 ? ruled : copyWarps,
+                0, std::min(copyWarps < 0 ? byRule : copyWarps,
                             kAttentionMaxWarps - launch.computeWarps))
           : 0;
   launch.warps = launch.computeWarps + launch.copyWarps;

@@ -106,8 +106,9 @@ int64_t attentionMinCtasPerSm(int64_t kvGroups);
 
 /// Whether the functions for `kvGroups` key groups take copy warps: those
 /// of 2 and 3 groups (one row warp leaves them room). The others are built
-/// without (H200: the per-thread tests cost the one-group function's large
-/// grids 0.4-0.6 us, and four groups never leave room).
+/// without: four groups never leave room, and the per-thread tests cost the
+/// one-group function's 320-CTA decode grids 0.4 us (H200,
+/// benchmarks/results/2026-12-04d-h200/sweeps).
 bool attentionHasCopyWarps(int64_t kvGroups);
 
 /// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp):
