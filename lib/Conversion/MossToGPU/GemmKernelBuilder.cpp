@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "moss/Conversion/MossToGPU/GemmKernelBuilder.h"
+#include "KernelEmitter.h"
 #include "NvvmSync.h"
 
 #include "moss/Config/GemmLaunch.h"
@@ -78,24 +79,13 @@ struct GemmShape {
   int64_t epilogueItems = 0;  ///< bm8 * bn / 8 (row, 8-column) groups.
 };
 
-/// Builder state plus the small IR helpers of the kernel. Integer math is
-/// i32 except offsets that scale with the runtime m (those are i64).
-class Emitter {
+/// Builder state plus the IR helpers of the kernel. Integer math is i32
+/// except offsets that scale with the runtime m (those are i64).
+class Emitter : public KernelEmitter {
 public:
   Emitter(OpBuilder &b, Location loc, const GemmShape &shape)
-      : b(b), loc(loc), shape(shape), spec(shape.spec) {
-    MLIRContext *ctx = b.getContext();
-    i32 = b.getI32Type();
-    i64 = b.getI64Type();
-    f32 = b.getF32Type();
-    bf16 = b.getBF16Type();
-    globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-    sharedPtr = LLVM::LLVMPointerType::get(ctx, kSharedSpace);
-    clusterPtr = LLVM::LLVMPointerType::get(ctx, kSharedClusterSpace);
-    v4i32 = VectorType::get({4}, i32);
-    v4f32 = VectorType::get({4}, f32);
+      : KernelEmitter(b, loc), shape(shape), spec(shape.spec) {
     v8bf16 = VectorType::get({8}, bf16);
-    mmaResult = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
   }
 
   FunctionType kernelType() {
@@ -107,58 +97,8 @@ public:
   void emitMainKernel(gpu::GPUModuleOp module);
 
 private:
-  // --- scalar and pointer helpers ------------------------------------------
-  Value constI32(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
-  }
-  Value constI64(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  }
-  Value constF32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value add(Value l, Value r) { return arith::AddIOp::create(b, loc, l, r); }
-  Value sub(Value l, Value r) { return arith::SubIOp::create(b, loc, l, r); }
-  Value mul(Value l, Value r) { return arith::MulIOp::create(b, loc, l, r); }
-  Value add(Value l, int64_t r) { return r == 0 ? l : add(l, constOf(l, r)); }
-  Value mul(Value l, int64_t r) { return r == 1 ? l : mul(l, constOf(l, r)); }
-  Value divU(Value l, int64_t r) {
-    return arith::DivUIOp::create(b, loc, l, constOf(l, r));
-  }
-  Value remU(Value l, int64_t r) {
-    return arith::RemUIOp::create(b, loc, l, constOf(l, r));
-  }
-  Value lessU(Value l, Value r) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, l, r);
-  }
-  Value lessU(Value l, int64_t r) { return lessU(l, constOf(l, r)); }
+  // --- pointer helpers -------------------------------------------------------
   Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
-  Value select(Value c, Value t, Value f) {
-    return arith::SelectOp::create(b, loc, c, t, f);
-  }
-  Value toI64(Value v) { return arith::ExtUIOp::create(b, loc, i64, v); }
-  Value constOf(Value like, int64_t v) {
-    return like.getType() == i64 ? constI64(v) : constI32(v);
-  }
-
-  Value threadIdx() {
-    return gpuIndex(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  }
-  Value blockIdx(gpu::Dimension d) {
-    return gpuIndex(gpu::BlockIdOp::create(b, loc, d));
-  }
-  Value gpuIndex(Value index) {
-    return arith::IndexCastUIOp::create(b, loc, i32, index);
-  }
-
-  /// &base[offset] for elements of type `elem` (offset i32 or i64).
-  Value elementPtr(Value base, Type elem, Value offset) {
-    return LLVM::GEPOp::create(b, loc, base.getType(), elem, base,
-                               ValueRange{offset});
-  }
-  Value elementPtr(Value base, Type elem, int64_t offset) {
-    return offset == 0 ? base : elementPtr(base, elem, constI32(offset));
-  }
   /// 16-byte load of data that no kernel writes while this one runs, so the
   /// read-only (non-coherent) cache path is legal: ld.global.nc.v4.
   Value loadReadOnly16(Type type, Value ptr) {
@@ -172,9 +112,6 @@ private:
   Value arg(KernelArg which) { return kernelArgs[which]; }
   void store16(Value value, Value ptr) {
     LLVM::StoreOp::create(b, loc, value, ptr, /*alignment=*/16);
-  }
-  Value lane(Value vec, int64_t i) {
-    return LLVM::ExtractElementOp::create(b, loc, vec, constI32(i));
   }
 
   // --- kernel pieces ---------------------------------------------------------
@@ -256,12 +193,9 @@ private:
     body();
   }
 
-  OpBuilder &b;
-  Location loc;
   const GemmShape &shape;
   const GemmKernelSpec &spec;
-  Type i32, i64, f32, bf16, globalPtr, sharedPtr, clusterPtr, mmaResult;
-  VectorType v4i32, v4f32, v8bf16;
+  VectorType v8bf16;
   SmallVector<Value> kernelArgs; ///< Arguments of the kernel being emitted.
 };
 
@@ -402,16 +336,10 @@ SmallVector<Value> Emitter::mmaChunk(Value wLo, Value wHi, ValueRange x,
       Value a[] = {lane(wLo, 2 * h), lane(wHi, 2 * h), lane(wLo, 2 * h + 1),
                    lane(wHi, 2 * h + 1)};
       Value bFrag[] = {lane(x[j], 2 * h), lane(x[j], 2 * h + 1)};
-      ValueRange c(ArrayRef<Value>(out).slice(4 * j, 4));
-      Value d = NVVM::MmaOp::create(
-          b, loc, mmaResult, a, bFrag, c, ArrayRef<int64_t>{16, 8, 16},
-          /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-          std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                        NVVM::MMATypes::bf16},
-          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                         NVVM::MMALayout::col});
+      SmallVector<Value> d =
+          mma(a, bFrag, ArrayRef<Value>(out).slice(4 * j, 4));
       for (int64_t i = 0; i < 4; ++i)
-        out[4 * j + i] = LLVM::ExtractValueOp::create(b, loc, d, i);
+        out[4 * j + i] = d[i];
     }
   }
   return out;

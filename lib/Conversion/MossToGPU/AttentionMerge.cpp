@@ -1,0 +1,362 @@
+//===- AttentionMerge.cpp - Key-group and split merges --------------------===//
+//
+// The end of a CTA's walk: key groups hand their online-softmax state to
+// group 0 through the merge area, the splits of a cluster push theirs into
+// rank 0's receive slots, and the merged rows are normalized and stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionEmitter.h"
+
+namespace moss::attention {
+
+/// Key groups 1.. hand their online-softmax state to group 0 through the
+/// merge area of shared memory (after the Q rows, so a group hands over as
+/// soon as its own last tile is done); group 0 merges them in
+/// order g = 1, 2, ... like the split merge (every m an integer, so the
+/// rescales are exact powers of two and a group without an allowed key, m =
+/// -inf, weighs exactly 0). Other warps keep their state, unused.
+RowState AttentionEmitter::mergeGroups(const RowState &state) {
+  SmallVector<Value> mine = state.values();
+  // A hand-over is nine 16-byte vectors of RowState::values floats: vector 0
+  // holds m and l of both rows, vectors 1 + q (row g) and 5 + q (row g + 8)
+  // the row's acc of key groups n = 2q, 2q + 1. Only the first five exist
+  // without rows g + 8 (decode steps: ifHighRows).
+  auto vectorFloats = [](int64_t v) {
+    if (v == 0)
+      return SmallVector<int64_t>{0, 1, 2, 3};
+    int64_t r = (v - 1) / 4, q = (v - 1) % 4;
+    SmallVector<int64_t> idx;
+    for (int64_t n = 2 * q; n < 2 * q + 2; ++n)
+      for (int64_t e = 0; e < 2; ++e)
+        idx.push_back(4 + 4 * n + 2 * r + e);
+    return idx;
+  };
+  constexpr int64_t kVectors = kMergeFloats / 4, kLowVectors = 5;
+  // Entry of the thread at place p of group g >= 1: the kMergeFloats floats
+  // at ((g - 1) * perGroup + p) * kMergeFloats of the merge area (a stride
+  // of 36 words: the 8 lanes of a vector phase hit distinct banks), so
+  // every vector is a constant offset from one base.
+  Value perGroup = divU(mv.computeThreads, mv.groups);
+  Value place = sub(mv.tid, mul(mv.group, perGroup));
+  auto entryPtr = [&](Value group) {
+    Value entry = add(mul(sub(group, constI32(1)), perGroup), place);
+    return elementPtr(mv.kv, f32,
+                      add(mv.mergeBase, mul(entry, constI32(kMergeFloats))));
+  };
+  auto vectorPtr = [&](Value entry, int64_t v) {
+    return elementPtr(entry, f32, constI32(4 * v));
+  };
+  // The entries lie in the merge area, not in the slots that other warps
+  // may still read: a group hands over as soon as its last tile is done.
+  emitIf(both(notZero(mv.group), mv.computes), [&] {
+    Value entry = entryPtr(mv.group);
+    auto storeVectors = [&](int64_t from, int64_t to) {
+      for (int64_t v = from; v < to; ++v) {
+        SmallVector<Value> values;
+        for (int64_t i : vectorFloats(v))
+          values.push_back(mine[i]);
+        store(vectorOf(v4f32, values), vectorPtr(entry, v), 16);
+      }
+      return SmallVector<Value>();
+    };
+    storeVectors(0, kLowVectors);
+    ifHighRows({}, [&] { return storeVectors(kLowVectors, kVectors); });
+  });
+  barrier();
+  Value merging = isZero(mv.group);
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(mine).getTypes(), merging,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(ifOp.thenBlock());
+    auto loop =
+        scf::ForOp::create(b, loc, constI32(1), mv.groups, constI32(1), mine);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToEnd(loop.getBody());
+      Value entry = entryPtr(loop.getInductionVar());
+      SmallVector<Value> run(loop.getRegionIterArgs());
+      // Group g's floats, loaded a vector at a time (rows g + 8 only where
+      // the warp has them).
+      auto loadVectors = [&](int64_t from, int64_t to) {
+        SmallVector<Value> floats;
+        for (int64_t v = from; v < to; ++v) {
+          Value vec = load(v4f32, vectorPtr(entry, v), 16);
+          for (int64_t i = 0; i < 4; ++i)
+            floats.push_back(lane(vec, i));
+        }
+        return floats;
+      };
+      SmallVector<Value> other(kMergeFloats);
+      auto place4 = [&](int64_t from, ArrayRef<Value> floats) {
+        for (int64_t v = from, k = 0; k < static_cast<int64_t>(floats.size());
+             ++v)
+          for (int64_t i : vectorFloats(v))
+            other[i] = floats[k++];
+      };
+      place4(0, loadVectors(0, kLowVectors));
+      // Row r: m, l and its acc in `run` / `other` (RowState::values order).
+      auto rowFloats = [&](int64_t r) {
+        SmallVector<int64_t> idx = {r, 2 + r};
+        for (int64_t v = 1 + 4 * r; v < 5 + 4 * r; ++v)
+          llvm::append_range(idx, vectorFloats(v));
+        return idx;
+      };
+      auto mergeRow = [&](int64_t r) {
+        SmallVector<int64_t> idx = rowFloats(r);
+        Value mRun = run[idx[0]], mOther = other[idx[0]];
+        Value mNew = fmax(mRun, mOther);
+        Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, negInf()),
+                            constF32(0.0), mNew);
+        Value alpha = exp2(fsub(mRun, mUse));
+        Value w = exp2(fsub(mOther, mUse));
+        SmallVector<Value> out = {mNew};
+        for (size_t j = 1; j < idx.size(); ++j)
+          out.push_back(fma(w, other[idx[j]], fmul(run[idx[j]], alpha)));
+        return out;
+      };
+      SmallVector<Value> low = mergeRow(0);
+      SmallVector<Value> keepHigh;
+      for (int64_t i : rowFloats(1))
+        keepHigh.push_back(run[i]);
+      SmallVector<Value> high = ifHighRows(keepHigh, [&] {
+        place4(kLowVectors, loadVectors(kLowVectors, kVectors));
+        return mergeRow(1);
+      });
+      SmallVector<Value> out(kMergeFloats);
+      for (int64_t r = 0; r < 2; ++r) {
+        SmallVector<int64_t> idx = rowFloats(r);
+        for (auto [j, i] : llvm::enumerate(idx))
+          out[i] = (r == 0 ? low : high)[j];
+      }
+      scf::YieldOp::create(b, loc, out);
+    }
+    scf::YieldOp::create(b, loc, loop.getResults());
+    b.setInsertionPointToEnd(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, mine);
+  }
+  return RowState::fromValues(ifOp.getResults());
+}
+
+/// bf16 of acc / l for row r of this lane (16 values: d = 8n + 2t, +1),
+/// stored in the requested layout.
+void AttentionEmitter::storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l) {
+  Value heads = toI64(arg(kH)), tq = toI64(arg(kT));
+  Value b64 = toI64(mv.b), h64 = toI64(mv.h), row = toI64(mv.row[r]);
+  Value bthdRow = add(mul(add(mul(b64, tq), row), heads), h64);
+  Value bhtdRow = add(mul(add(mul(b64, heads), h64), tq), row);
+  Value rowOffset = mul(select(isZero(arg(kLayout)), bthdRow, bhtdRow), kD);
+  Value base = elementPtr(arg(kOut), bf16, add(rowOffset, mv.laneCol));
+  Value inv = safeReciprocal(l);
+  for (int64_t n = 0; n < kDGroups; ++n) {
+    Value packed = packBf16x2(fmul(acc[2 * n], inv), fmul(acc[2 * n + 1], inv));
+    store(packed, elementPtr(base, bf16, constI32(8 * n)), 4);
+  }
+}
+
+/// Rows g and g+8 of this lane as m, l (summed over the quad), then acc in
+/// column order (d = 8n + 2t, +1).
+std::array<SmallVector<Value>, 2>
+AttentionEmitter::finalRows(const RowState &state) {
+  std::array<SmallVector<Value>, 2> rows;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value sum = fadd(state.l[r], shuffleXor(state.l[r], 1));
+    rows[r] = {state.m[r], fadd(sum, shuffleXor(sum, 2))};
+    for (int64_t n = 0; n < kDGroups; ++n)
+      for (int64_t e = 0; e < 2; ++e)
+        rows[r].push_back(state.acc[4 * n + 2 * r + e]);
+  }
+  return rows;
+}
+
+/// One-pass functions: the normalized bf16 output.
+void AttentionEmitter::storeResult(const RowState &state) {
+  std::array<SmallVector<Value>, 2> rows = finalRows(state);
+  for (int64_t r = 0; r < 2; ++r)
+    emitIf(mv.rowValid[r], [&] {
+      storeOutputRow(r, ArrayRef<Value>(rows[r]).drop_front(2), rows[r][1]);
+    });
+}
+
+/// Split functions: the splits of one (b, h, row block) are the CTAs of one
+/// thread-block cluster (1, 1, splits), rank z. Each hands its rows' (m, l,
+/// acc) to rank 0 (st.async into receive slot z, its own with plain
+/// stores); rank 0 waits on its mbarrier, merges the slots in order z = 0,
+/// 1, ... and writes the output, so the result does not depend on which
+/// split finished first. (With splits == 1 this is the one-pass result,
+/// slower.)
+void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
+  std::array<SmallVector<Value>, 2> rows = finalRows(state);
+  // Receive slot z, after the key groups' entries (splitSlots), holds split
+  // z's hand-over; group 0's thread tid at float 36 tid of it: (m, l) of
+  // both rows, then row g's acc, then row g + 8's, as 16-byte vectors (a
+  // stride of 36 words puts the 8 lanes of a vector phase on distinct
+  // banks). Rank 0 writes its own slot, the others push theirs into rank
+  // 0's with st.async, completing bytes on its mbarrier.
+  auto [slots, slotFloats, barrier] = splitSlots();
+  Value entry = add(slots, mul(mv.tid, kMergeFloats));
+  auto accAt = [](int64_t r, int64_t q) {
+    return 4 + 2 * kDGroups * r + 4 * q;
+  };
+  SmallVector<std::pair<int64_t, SmallVector<Value>>> vectors = {
+      {0, {rows[0][0], rows[0][1], rows[1][0], rows[1][1]}}};
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t q = 0; q < kDGroups / 2; ++q)
+      vectors.push_back(
+          {accAt(r, q),
+           SmallVector<Value>(ArrayRef<Value>(rows[r]).slice(2 + 4 * q, 4))});
+  // Rank 0's mbarrier is initialized (armSplitBarrier, then every rank's
+  // relaxed arrive at the start).
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  Value writer = both(isZero(mv.group), mv.computes);
+  emitIf(writer, [&] {
+    auto ifOp = scf::IfOp::create(b, loc, isZero(mv.z),
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    for (auto &[offset, values] : vectors)
+      store(vectorOf(v4f32, values),
+            elementPtr(mv.kv, f32, add(entry, constI32(offset))), 16);
+    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    Value mine = add(entry, mul(mv.z, slotFloats));
+    Value zero = constI32(0);
+    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
+                                        elementPtr(mv.kv, f32, mine), zero);
+    Value remoteBarrier =
+        NVVM::MapaOp::create(b, loc, clusterPtr, barrier, zero);
+    for (auto &[offset, values] : vectors)
+      emitStAsyncV4F32(b, loc, elementPtr(remote, f32, constI32(offset)),
+                       values, remoteBarrier);
+  });
+  // Rank 0 waits for the other splits' bytes and merges the slots in order
+  // z = 0, 1, ...; the other ranks are done (their pushes need nothing of
+  // them), and rank 0's slots live until it has read them.
+  emitIf(both(writer, isZero(mv.z)), [&] {
+    emitSpinOnPhase0(b, loc, barrier);
+    mergeSplits([&](Value z) {
+      Value base = add(entry, mul(z, slotFloats));
+      auto vectorAt = [&](int64_t i) {
+        return elementPtr(mv.kv, f32, add(base, constI32(i)));
+      };
+      Value ml = load(v4f32, vectorAt(0), 16);
+      SmallVector<Value> v;
+      for (int64_t r = 0; r < 2; ++r) {
+        v.append({lane(ml, 2 * r), lane(ml, 2 * r + 1)});
+        auto loadAcc = [&] {
+          SmallVector<Value> acc;
+          for (int64_t q = 0; q < kDGroups / 2; ++q) {
+            Value four = load(v4f32, vectorAt(accAt(r, q)), 16);
+            for (int64_t e = 0; e < 4; ++e)
+              acc.push_back(lane(four, e));
+          }
+          return acc;
+        };
+        llvm::append_range(
+            v, r == 0
+                   ? loadAcc()
+                   : ifHighRows(SmallVector<Value>(2 * kDGroups, constF32(0.0)),
+                                loadAcc));
+      }
+      return v;
+    });
+  });
+}
+
+std::tuple<Value, Value, Value> AttentionEmitter::splitSlots() {
+  Value perGroup = divU(mv.computeThreads, mv.groups);
+  Value slotFloats = mul(perGroup, kMergeFloats);
+  Value slots = add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), slotFloats));
+  Value barrier =
+      elementPtr(mv.kv, f32, add(slots, mul(arg(kSplits), slotFloats)));
+  return {slots, slotFloats, barrier};
+}
+
+void AttentionEmitter::armSplitBarrier() {
+  auto [slots, slotFloats, barrier] = splitSlots();
+  // Rank 0 receives (splits - 1) slots of 36 floats a thread of group 0.
+  Value bytes = select(isZero(mv.z),
+                       mul(sub(arg(kSplits), constI32(1)), mul(slotFloats, 4)),
+                       constI32(0));
+  emitIf(isZero(mv.tid),
+         [&] { emitArmReceiveBarrier(b, loc, barrier, bytes); });
+  NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
+}
+
+/// Merges rows g and g+8 of every split in order z = 0, 1, ... and writes
+/// the output. Online: each split rescales the running sums by
+/// exp2(m_old - m_new); every m is an integer, so that is an exact power of
+/// two and the result equals weighting split z by exp2(m_z - max m). Splits
+/// are read kMergeGroup at a time so that their loads overlap (one round
+/// trip per group, not per split). A split without an allowed key (m =
+/// -inf) weighs 0.
+void AttentionEmitter::mergeSplits(
+    llvm::function_ref<SmallVector<Value>(Value)> loadSplit) {
+  constexpr int64_t kMergeGroup = 2;
+  Value splits = arg(kSplits);
+  Value minusInf = negInf(), zeroF = constF32(0.0);
+  SmallVector<Value> init;
+  for (int64_t r = 0; r < 2; ++r) {
+    init.append({minusInf, zeroF});
+    init.append(2 * kDGroups, zeroF);
+  }
+  auto loop = scf::ForOp::create(b, loc, constI32(0), splits,
+                                 constI32(kMergeGroup), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value zBase = loop.getInductionVar();
+    SmallVector<Value> run(loop.getRegionIterArgs().begin(),
+                           loop.getRegionIterArgs().end());
+    // Every load of the group first, then the arithmetic.
+    struct SplitRow {
+      Value real;
+      SmallVector<Value> values; // m, l, acc
+    };
+    SmallVector<SplitRow> loaded;
+    for (int64_t j = 0; j < kMergeGroup; ++j) {
+      Value z = add(zBase, j);
+      Value real = lessU(z, splits);
+      Value zSafe = select(real, z, zBase);
+      SmallVector<Value> v = loadSplit(zSafe);
+      for (int64_t r = 0; r < 2; ++r)
+        loaded.push_back({real, SmallVector<Value>(ArrayRef<Value>(v).slice(
+                                    r * kSplitRowFloats, kSplitRowFloats))});
+    }
+    for (int64_t j = 0; j < kMergeGroup; ++j) {
+      for (int64_t r = 0; r < 2; ++r) {
+        const SplitRow &in = loaded[2 * j + r];
+        ArrayRef<Value> before =
+            ArrayRef<Value>(run).slice(r * kSplitRowFloats, kSplitRowFloats);
+        auto mergeRow = [&] {
+          SmallVector<Value> state(before);
+          Value m = select(in.real, in.values[0], minusInf);
+          Value mNew = fmax(state[0], m);
+          Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
+                              zeroF, mNew);
+          Value alpha = exp2(fsub(state[0], mUse)); // 0 while nothing was seen
+          Value w = exp2(fsub(m, mUse));            // 0 for an empty split
+          state[0] = mNew;
+          for (int64_t i = 1; i < kSplitRowFloats; ++i)
+            state[i] = fma(w, in.values[i], fmul(state[i], alpha));
+          return state;
+        };
+        SmallVector<Value> after =
+            r == 0 ? mergeRow() : ifHighRows(before, mergeRow);
+        std::copy(after.begin(), after.end(),
+                  run.begin() + r * kSplitRowFloats);
+      }
+    }
+    scf::YieldOp::create(b, loc, run);
+  }
+  for (int64_t r = 0; r < 2; ++r) {
+    emitIf(mv.rowValid[r], [&] {
+      auto results =
+          loop.getResults().slice(r * kSplitRowFloats, kSplitRowFloats);
+      SmallVector<Value> acc(results.begin() + 2, results.end());
+      storeOutputRow(r, acc, results[1]);
+    });
+  }
+}
+
+} // namespace moss::attention
