@@ -76,6 +76,7 @@ TEST(AttentionLaunchTest, CopyWarpsFillSmallGridsOfTwoOrThreeGroups) {
   EXPECT_EQ(three.kvGroups, 3);
   EXPECT_EQ(three.copyWarps, 1);
   EXPECT_EQ(three.warps, 4);
+  EXPECT_EQ(three.sharedBytes, 3 * 16384 + 3 * 2048 + 2 * 4608);
   EXPECT_FALSE(attentionHasCopyWarps(1));
   EXPECT_TRUE(attentionHasCopyWarps(2));
   EXPECT_TRUE(attentionHasCopyWarps(3));

@@ -45,6 +45,19 @@ func.func @b8_h20_t1_s125(%q: tensor<8x20x1x64xbf16>, %k: tensor<8x20x125x64xbf1
 
 // -----
 
+// three key tiles: three groups (one stage) and one copy warp; Q rows and
+// the merge area only for the compute warps.
+// CHECK-LABEL: func.func @b1_h1_t1_s190(
+// CHECK-NOT: xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c64512_i32
+// CHECK-SAME: %c1_i32 : i32)
+func.func @b1_h1_t1_s190(%q: tensor<1x1x1x64xbf16>, %k: tensor<1x1x190x64xbf16>, %v: tensor<1x1x190x64xbf16>, %m: tensor<1x1x1x190xi1>) -> tensor<1x1x1x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x1x1x64xbf16>, tensor<1x1x190x64xbf16>, tensor<1x1x190x64xbf16>, tensor<1x1x1x190xi1> -> tensor<1x1x1x64xbf16>
+  return %o : tensor<1x1x1x64xbf16>
+}
+
+// -----
+
 // decode, 48 CTAs: four splits of two groups would take 192 CTAs, so four
 // key groups, one trip of four tiles per split, two splits.
 // CHECK-LABEL: func.func @b4_h12_t1_s400(
