@@ -161,7 +161,6 @@ private:
   Value bitAnd(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
   Value bitAnd(Value l, int64_t r) { return bitAnd(l, constOf(l, r)); }
   Value bitOr(Value l, Value r) { return arith::OrIOp::create(b, loc, l, r); }
-  Value both(Value l, Value r) { return bitAnd(l, r); }
   Value either(Value l, Value r) { return bitOr(l, r); }
   Value bitXor(Value l, Value r) { return arith::XOrIOp::create(b, loc, l, r); }
   Value shl(Value l, int64_t r) {
@@ -279,13 +278,6 @@ private:
         .getShuffleResult();
   }
 
-  /// Emits `body` under `if (cond)`.
-  template <typename Fn> void emitIf(Value cond, Fn body) {
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    body();
-  }
   /// Emits `then` under `if (cond)` and `otherwise` under its else.
   template <typename Then, typename Else>
   void emitIfElse(Value cond, Then then, Else otherwise) {

@@ -278,9 +278,7 @@ void AttentionEmitter::armSplitBarrier() {
   Value bytes = select(isZero(mv.z),
                        mul(sub(arg(kSplits), constI32(1)), mul(slotFloats, 4)),
                        constI32(0));
-  emitIf(isZero(mv.tid),
-         [&] { emitArmReceiveBarrier(b, loc, barrier, bytes); });
-  NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
+  armReceiveAndArrive(isZero(mv.tid), barrier, bytes);
 }
 
 /// Merges rows g and g+8 of every split in order z = 0, 1, ... and writes

@@ -97,8 +97,7 @@ public:
   void emitMainKernel(gpu::GPUModuleOp module);
 
 private:
-  // --- pointer helpers -------------------------------------------------------
-  Value both(Value l, Value r) { return arith::AndIOp::create(b, loc, l, r); }
+  // --- memory helpers --------------------------------------------------------
   /// 16-byte load of data that no kernel writes while this one runs, so the
   /// read-only (non-coherent) cache path is legal: ld.global.nc.v4.
   Value loadReadOnly16(Type type, Value ptr) {
@@ -180,18 +179,6 @@ private:
 
   Value gelu(Value v);
   Value packBf16(ArrayRef<Value> values);
-
-  /// Emits `body` under `if (cond)`; cond may be null (always true).
-  template <typename Fn> void emitIf(Value cond, Fn body) {
-    if (!cond) {
-      body();
-      return;
-    }
-    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    body();
-  }
 
   const GemmShape &shape;
   const GemmKernelSpec &spec;
@@ -583,10 +570,9 @@ void Emitter::armReceiveBarrier(Value tid, Value slice, Value barrier) {
       arith::MinSIOp::create(b, loc, constI32(share),
                              sub(constI32(shape.epilogueItems), first)));
   Value bytes = mul(count, (spec.split - 1) * 32);
-  emitIf(
+  armReceiveAndArrive(
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0)),
-      [&] { emitArmReceiveBarrier(b, loc, barrier, bytes); });
-  NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
+      barrier, bytes);
 }
 
 void Emitter::pushAsync(Value remote, Value value, Value remoteBarrier) {

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -81,6 +82,10 @@ protected:
                                        l, r);
   }
   Value lessU(Value l, int64_t r) { return lessU(l, constOf(l, r)); }
+  /// Logical and of two i1 (bitwise for wider integers).
+  Value both(Value l, Value r) {
+    return mlir::arith::AndIOp::create(b, loc, l, r);
+  }
   Value select(Value c, Value t, Value f) {
     return mlir::arith::SelectOp::create(b, loc, c, t, f);
   }
@@ -107,6 +112,29 @@ protected:
   }
   Value lane(Value vec, int64_t i) {
     return mlir::LLVM::ExtractElementOp::create(b, loc, vec, constI32(i));
+  }
+
+  // --- control flow and cluster hand-overs -----------------------------------
+  /// Emits `body` under `if (cond)`; cond may be null (always true).
+  template <typename Fn> void emitIf(Value cond, Fn body) {
+    if (!cond) {
+      body();
+      return;
+    }
+    auto ifOp = mlir::scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    body();
+  }
+  /// The start of a push merge: the thread where `isFirstThread` holds arms
+  /// this CTA's receive mbarrier for `bytes` (emitArmReceiveBarrier), and
+  /// every thread arrives (relaxed) at the cluster barrier whose wait, before
+  /// the first push, makes every CTA's mbarrier initialized for the others.
+  void armReceiveAndArrive(Value isFirstThread, Value barrier, Value bytes) {
+    emitIf(isFirstThread,
+           [&] { emitArmReceiveBarrier(b, loc, barrier, bytes); });
+    mlir::NVVM::ClusterArriveRelaxedOp::create(b, loc,
+                                               /*aligned=*/mlir::UnitAttr());
   }
 
   // --- tensor cores ----------------------------------------------------------
