@@ -35,5 +35,5 @@ moss_device_attention_bench() {
     --json "$out/attention-bench.json" --commit "${MOSS_COMMIT:-unknown}" >"$out/bench.txt" 2>&1
   echo "bench rc=$?"
   grep -E "^ +[0-9]" "$out/bench.txt" \
-    | awk '{print $1,$2,$3,$4,"sp",$6,"bthd",$8,"pdl",$9,"bhtd+cp",$11,"up",$13,"err",$15}'
+    | awk '{print $1,$2,$3,$4,"sp",$6,"bthd",$8,"pdl",$9,"cp.async",$10,"bhtd+cp",$12,"up",$14,"err",$16}'
 }

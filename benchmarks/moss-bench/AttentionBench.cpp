@@ -57,8 +57,10 @@ struct Row {
   int64_t splits = 0;
   int64_t kvGroups = 0;
   /// bthdPdl: bthd with MOSS_ATTENTION_PDL=1 (each call of the graph may
-  /// be scheduled while the previous one finishes).
-  double bthd = -1, bthdPdl = -1, bhtd = -1, bhtdCopy = -1, upstream = -1;
+  /// be scheduled while the previous one finishes). bthdCp: bthd with
+  /// MOSS_ATTENTION_TMA=0 (K and V by cp.async instead of the TMA engine).
+  double bthd = -1, bthdPdl = -1, bthdCp = -1, bhtd = -1, bhtdCopy = -1,
+         upstream = -1;
   double errBthd = -1, errBhtdCopy = -1;
   std::string error;
 };
@@ -101,8 +103,8 @@ std::vector<uint16_t> downloadBf16(const void *device, size_t n) {
   return out;
 }
 
-Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, const Case &c,
-            const TimingProtocol &protocol, cudaStream_t stream,
+Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
+            const Case &c, const TimingProtocol &protocol, cudaStream_t stream,
             std::mt19937_64 &rng) {
   Row row;
   row.c = c;
@@ -174,6 +176,9 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, const Case &c,
   auto bthdPdlCall = [&](int, int, cudaStream_t s) {
     return attention(MOSS_LAYOUT_BTHD, out.get(), s, rtPdl);
   };
+  auto bthdCpCall = [&](int, int, cudaStream_t s) {
+    return attention(MOSS_LAYOUT_BTHD, out.get(), s, rtCp);
+  };
   auto bhtdCall = [&](int, int, cudaStream_t s) {
     return attention(MOSS_LAYOUT_BHTD, bhtd.get(), s, rt);
   };
@@ -195,14 +200,21 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, const Case &c,
     row.errBthd = relativeL2(plainBits, ref);
   }
   row.bthd = timePerCallUs(stream, protocol, 1, bthdCall, err);
-  // The programmatic launch runs the same kernel: it must give the same
-  // bits (checked once here, the timing loop repeats it).
-  poisonOut();
-  if (bthdPdlCall(0, 0, stream) &&
-      cudaStreamSynchronize(stream) == cudaSuccess &&
-      downloadBf16(out.get(), outElems) != plainBits && row.error.empty())
-    row.error = "the programmatic launch gave different bits";
-  row.bthdPdl = timePerCallUs(stream, protocol, 1, bthdPdlCall, err);
+  // A variant of the bthd call that must give its bits (checked once here,
+  // the timing loop repeats it), timed.
+  auto timeSameBits = [&](auto call, const char *mismatch) {
+    poisonOut();
+    if (call(0, 0, stream) && cudaStreamSynchronize(stream) == cudaSuccess &&
+        downloadBf16(out.get(), outElems) != plainBits && row.error.empty())
+      row.error = mismatch;
+    return timePerCallUs(stream, protocol, 1, call, err);
+  };
+  // The programmatic launch runs the same kernel; the cp.async copies differ
+  // only in how K and V reach shared memory.
+  row.bthdPdl =
+      timeSameBits(bthdPdlCall, "the programmatic launch gave different bits");
+  row.bthdCp = timeSameBits(
+      bthdCpCall, "K/V by cp.async gave different bits than by the TMA engine");
   row.bhtd = timePerCallUs(stream, protocol, 1, bhtdCall, err);
   poisonOut();
   if (bhtdCopyCall(0, 0, stream) &&
@@ -222,7 +234,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
     std::fprintf(stderr, "moss-bench: no CUDA device\n");
     return 1;
   }
-  moss_runtime_t rt = nullptr, rtPdl = nullptr;
+  moss_runtime_t rt = nullptr, rtPdl = nullptr, rtCp = nullptr;
   if (!std::filesystem::exists(o.kernelsDir + "/manifest.json")) {
     std::fprintf(stderr, "moss-bench: no manifest.json in %s\n",
                  o.kernelsDir.c_str());
@@ -231,8 +243,11 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   if (createRuntimeWithEnv(o.kernelsDir, o.whitelist, "MOSS_ATTENTION_PDL", "0",
                            &rt) != MOSS_OK ||
       createRuntimeWithEnv(o.kernelsDir, o.whitelist, "MOSS_ATTENTION_PDL", "1",
-                           &rtPdl) != MOSS_OK) {
+                           &rtPdl) != MOSS_OK ||
+      createRuntimeWithEnv(o.kernelsDir, o.whitelist, "MOSS_ATTENTION_TMA", "0",
+                           &rtCp) != MOSS_OK) {
     std::fprintf(stderr, "moss-bench: %s\n", moss_runtime_last_error(nullptr));
+    moss_runtime_destroy(rtPdl);
     moss_runtime_destroy(rt);
     return 1;
   }
@@ -240,9 +255,10 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   std::mt19937_64 rng(2025);
   std::vector<Row> rows;
-  std::printf("%4s %4s %4s %3s | %6s | %8s %8s %8s %10s | %8s | %-8s %-8s\n",
-              "H", "S", "T", "B", "sp x g", "bthd", "bthd+PDL", "bhtd",
-              "bhtd+copy", "upstream", "err", "err cp");
+  std::printf(
+      "%4s %4s %4s %3s | %6s | %8s %8s %8s %8s %10s | %8s | %-8s %-8s\n", "H",
+      "S", "T", "B", "sp x g", "bthd", "bthd+PDL", "cp.async", "bhtd",
+      "bhtd+copy", "upstream", "err", "err cp");
   std::vector<std::array<int64_t, 4>> cases = o.cases;
   const int64_t heads[3][2] = {{20, 125}, {12, 250}, {12, 400}};
   if (cases.empty())
@@ -251,15 +267,16 @@ int runAttentionBench(const AttentionBenchOptions &o) {
         for (int64_t b : {1, 4, 16})
           cases.push_back({hs[0], hs[1], t, b});
   for (const auto &hstb : cases) {
-    Row r = runCase(rt, rtPdl, {hstb[0], hstb[1], hstb[2], hstb[3]}, o.protocol,
-                    stream, rng);
+    Row r = runCase(rt, rtPdl, rtCp, {hstb[0], hstb[1], hstb[2], hstb[3]},
+                    o.protocol, stream, rng);
     std::printf(
-        "%4lld %4lld %4lld %3lld | %6s | %8s %8s %8s %10s | %8s | %-8s "
+        "%4lld %4lld %4lld %3lld | %6s | %8s %8s %8s %8s %10s | %8s | %-8s "
         "%-8s%s\n",
         (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
         (std::to_string(r.splits) + "x" + std::to_string(r.kvGroups)).c_str(),
         formatMeasured(r.bthd).c_str(), formatMeasured(r.bthdPdl).c_str(),
-        formatMeasured(r.bhtd).c_str(), formatMeasured(r.bhtdCopy).c_str(),
+        formatMeasured(r.bthdCp).c_str(), formatMeasured(r.bhtd).c_str(),
+        formatMeasured(r.bhtdCopy).c_str(),
         formatMeasured(r.upstream, "%.1f").c_str(),
         formatMeasured(r.errBthd, "%.1e").c_str(),
         formatMeasured(r.errBhtdCopy, "%.1e").c_str(),
@@ -314,6 +331,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
           ", \"kv_groups\": " + std::to_string(r.kvGroups) +
           ", \"bthd_us\": " + jsonNumber(r.bthd) +
           ", \"bthd_pdl_us\": " + jsonNumber(r.bthdPdl) +
+          ", \"bthd_cp_async_us\": " + jsonNumber(r.bthdCp) +
           ", \"bhtd_us\": " + jsonNumber(r.bhtd) +
           ", \"bhtd_copy_us\": " + jsonNumber(r.bhtdCopy) +
           ", \"upstream_us\": " + jsonNumber(r.upstream) +
@@ -332,6 +350,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
     }
   }
   cudaStreamDestroy(stream);
+  moss_runtime_destroy(rtCp);
   moss_runtime_destroy(rtPdl);
   moss_runtime_destroy(rt);
   return code;

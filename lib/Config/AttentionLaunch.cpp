@@ -55,7 +55,9 @@ const std::vector<std::string> &attentionKernelArgNames() {
                                                  "scale",
                                                  "layout",
                                                  "skip_empty_tiles",
-                                                 "splits"};
+                                                 "splits",
+                                                 "k_map",
+                                                 "v_map"};
   return names;
 }
 
@@ -77,21 +79,32 @@ bool attentionHasCopyWarps(int64_t kvGroups) {
   return kvGroups == 2 || kvGroups == 3;
 }
 
-int64_t attentionFunctionIndex(int64_t kvGroups, bool split) {
+bool attentionHasTmaCopies(int64_t kvGroups, bool split) {
+  return kvGroups == 4 && !split;
+}
+
+int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma) {
+  if (tma)
+    return attentionHasTmaCopies(kvGroups, split) ? 2 * kAttentionMaxKvGroups
+                                                  : -1;
   return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
 
 AttentionFunction attentionFunctionAt(int64_t index) {
+  if (index == 2 * kAttentionMaxKvGroups)
+    return {kAttentionMaxKvGroups, false, true};
   return {index % kAttentionMaxKvGroups + 1, index >= kAttentionMaxKvGroups};
 }
 
-std::string attentionKernelSymbol(int64_t kvGroups, bool split) {
-  return std::string(kAttentionKernelName) + "_" +
-         attentionKernelRole(kvGroups, split);
+std::string attentionKernelSymbol(const AttentionFunction &f) {
+  return std::string(kAttentionKernelName) + "_" + attentionKernelRole(f);
 }
 
-std::string attentionKernelRole(int64_t kvGroups, bool split) {
-  return "g" + std::to_string(kvGroups) + (split ? "_split" : "");
+std::string attentionKernelRole(const AttentionFunction &f) {
+  return "g" + std::to_string(f.kvGroups) +
+         (f.split ? "_split"
+          : f.tma ? "_tma"
+                  : "");
 }
 
 namespace {
@@ -228,10 +241,15 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.warps = launch.computeWarps + launch.copyWarps;
   launch.threads = 32 * launch.warps;
   launch.stages = attentionStages(launch.kvGroups);
+  launch.tmaCopies =
+      attentionHasTmaCopies(launch.kvGroups, launch.splits > 1) &&
+      launch.tilesPerSplit <= launch.kvGroups &&
+      launch.gridX * launch.gridY <= kAttentionSms;
   launch.sharedBytes =
       launch.stages * launch.kvGroups * kAttentionSlotBytes +
       launch.computeWarps * kAttentionQBytesPerWarp +
-      attentionMergeBytes(launch.kvGroups, launch.rowWarps, launch.splits);
+      attentionMergeBytes(launch.kvGroups, launch.rowWarps, launch.splits) +
+      (launch.tmaCopies ? kAttentionTripBarrierBytes : 0);
   out = launch;
   return true;
 }

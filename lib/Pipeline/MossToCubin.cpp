@@ -40,6 +40,9 @@ void moss::buildMossToCubinPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions toNVVM;
   toNVVM.indexBitwidth = 64;
   kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  // Before NVVM-to-LLVM: the tensor-map arguments become byval grid
+  // constants (the conversion above dropped gpu.func argument attributes).
+  kernels.addPass(createMossKernelByvalArgs());
   // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline PTX.
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createCanonicalizerPass());

@@ -22,9 +22,10 @@ namespace moss::runtime {
 namespace {
 
 constexpr int64_t kHeadDim = config::kAttentionHeadDim;
-/// The kernel copies K/V rows with 16-byte cp.async and reads q in 4-byte
-/// pairs from 16-byte aligned rows: pointers 16-byte aligned, row strides
-/// multiples of 8 bf16 elements.
+/// The kernel copies K/V rows with 16-byte cp.async (or as TMA boxes, whose
+/// tensor maps need the same) and reads q in 4-byte pairs from 16-byte
+/// aligned rows: pointers 16-byte aligned, row strides multiples of 8 bf16
+/// elements.
 constexpr uintptr_t kPointerAlign = 16;
 constexpr int64_t kStrideMultiple = 8;
 
@@ -147,6 +148,33 @@ struct AttentionCall {
   CUstream stream;
 };
 
+/// k or v ([B, H, S, 64] bf16, D contiguous) as the kernel's TMA tensor map:
+/// boxes of 64 keys x 64 d (128 bytes a row, the 128-byte swizzle of the
+/// kernel's K/V slots), keys past S zero-filled. False when the driver
+/// refuses the layout (a stride of 0, say): the kernel then copies by
+/// cp.async, which serves every layout validate() accepts.
+bool encodeKvMap(const DriverApi &api, const void *base,
+                 const moss_attention_args &a, const int64_t *stride,
+                 CUtensorMap &out) {
+  cuuint64_t dims[4] = {
+      static_cast<cuuint64_t>(kHeadDim), static_cast<cuuint64_t>(a.S),
+      static_cast<cuuint64_t>(a.H), static_cast<cuuint64_t>(a.B)};
+  // Byte strides of S, H and B (validate(): multiples of 16 bytes).
+  cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride[2]) * 2,
+                           static_cast<cuuint64_t>(stride[1]) * 2,
+                           static_cast<cuuint64_t>(stride[0]) * 2};
+  cuuint32_t box[4] = {static_cast<cuuint32_t>(kHeadDim),
+                       static_cast<cuuint32_t>(config::kAttentionKeysPerTile),
+                       1, 1};
+  cuuint32_t elementStrides[4] = {1, 1, 1, 1};
+  return api.tensorMapEncodeTiled(
+             &out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
+             const_cast<void *>(base), dims, strides, box, elementStrides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                        const LoadedAttention &loaded, const AttentionCall &c,
                        const WorkspaceConfig &tuning) {
@@ -159,6 +187,13 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                                      forcedGroups, launch, err,
                                      tuning.attentionCopyWarps))
     return invalidArgument(err);
+  // K and V by the TMA engine (the g4_tma function) where the rule says so
+  // and both maps encode; the maps travel by value in the launch's
+  // parameters (a graph keeps its copy).
+  alignas(64) CUtensorMap kMap = {}, vMap = {};
+  const bool tma = tuning.attentionTma && launch.tmaCopies &&
+                   encodeKvMap(api, a.k, a, a.k_stride, kMap) &&
+                   encodeKvMap(api, a.v, a, a.v_stride, vMap);
   const void *q = a.q, *k = a.k, *v = a.v, *mask = a.mask;
   void *out = a.out;
   int64_t strides[12] = {a.q_stride[0],    a.q_stride[1],    a.q_stride[2],
@@ -173,7 +208,7 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   int32_t layout = static_cast<int32_t>(a.layout);
   int32_t skip = a.skip_empty_tiles ? 1 : 0;
   int32_t splits = static_cast<int32_t>(launch.splits);
-  void *params[25] = {&q, &k, &v, &mask, &out};
+  void *params[27] = {&q, &k, &v, &mask, &out};
   for (int i = 0; i < 12; ++i)
     params[5 + i] = &strides[i];
   for (int i = 0; i < 4; ++i)
@@ -182,11 +217,13 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   params[22] = &layout;
   params[23] = &skip;
   params[24] = &splits;
+  params[25] = &kMap;
+  params[26] = &vMap;
 
   // The function of the launch's key-group count (1..4 by the rule), the
-  // split one when the keys are split.
+  // split one when the keys are split, the TMA one when it copies by TMA.
   size_t fn = static_cast<size_t>(
-      config::attentionFunctionIndex(launch.kvGroups, launch.splits > 1));
+      config::attentionFunctionIndex(launch.kvGroups, launch.splits > 1, tma));
   CUlaunchConfig cfg = {};
   cfg.gridDimX = static_cast<unsigned>(launch.gridX);
   cfg.gridDimY = static_cast<unsigned>(launch.gridY);

@@ -70,7 +70,8 @@ Status resolveAll() {
       resolve("cuLaunchKernel", api.launchKernel, kDriverAbiVersion, err) &&
       resolve("cuLaunchKernelEx", api.launchKernelEx, kDriverAbiVersion, err) &&
       resolve("cuMemAlloc", api.memAlloc, kDriverAbiVersion, err) &&
-      resolve("cuMemFree", api.memFree, kDriverAbiVersion, err);
+      resolve("cuMemFree", api.memFree, kDriverAbiVersion, err) &&
+      resolve("cuTensorMapEncodeTiled", api.tensorMapEncodeTiled, 12000, err);
   if (!ok)
     return failure(MOSS_ERROR_CUDA, "CUDA driver too old: " + err);
   // cuFuncLoad only forces eager loading under CUDA_MODULE_LOADING=LAZY.

@@ -43,6 +43,8 @@ struct DriverApi {
   PFN_cuLaunchKernelEx_v11060 launchKernelEx = nullptr;
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
+  /// The attention kernel's K/V tensor maps (host-side encoding only).
+  PFN_cuTensorMapEncodeTiled_v12000 tensorMapEncodeTiled = nullptr;
 };
 
 /// Resolves the entry points once per process. Fails with MOSS_ERROR_CUDA

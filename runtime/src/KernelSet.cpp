@@ -178,13 +178,14 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
                std::to_string(count) + " (roles \"g1\" .. \"g" +
                std::to_string(config::kAttentionMaxKvGroups) +
                "\", then \"g1_split\" .. \"g" +
-               std::to_string(config::kAttentionMaxKvGroups) + "_split\")");
+               std::to_string(config::kAttentionMaxKvGroups) +
+               "_split\", then \"g4_tma\")");
   for (size_t i = 0; i < count; ++i) {
     const config::KernelFunctionRecord &fn = rec.functions[i];
     std::string field = "field \"functions[" + std::to_string(i) + "].";
     const config::AttentionFunction f = config::attentionFunctionAt(i);
-    std::string role = config::attentionKernelRole(f.kvGroups, f.split);
-    std::string symbol = config::attentionKernelSymbol(f.kvGroups, f.split);
+    std::string role = config::attentionKernelRole(f);
+    std::string symbol = config::attentionKernelSymbol(f);
     if (fn.role != role)
       return bad(field + "role\" is " + quoted(fn.role) + ", expected " +
                  quoted(role));

@@ -94,7 +94,8 @@ Status loadFunction(const DriverApi &api, CUmodule module,
 Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   WorkspaceConfig config;
   long slots = static_cast<long>(config.slots);
-  long splits = 0, groups = 0, pdl = 0, attentionPdl = 0, copyWarps = -1;
+  long splits = 0, groups = 0, pdl = 0, attentionPdl = 0, copyWarps = -1,
+       tma = 1;
   Status status = intFromEnv("MOSS_RUNTIME_WORKSPACE_SLOTS", 1, 64, slots);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_SPLITS", 1,
@@ -109,6 +110,8 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
     status = intFromEnv("MOSS_CODEC_GEMM_PDL", 0, 1, pdl);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_PDL", 0, 1, attentionPdl);
+  if (status.ok())
+    status = intFromEnv("MOSS_ATTENTION_TMA", 0, 1, tma);
   if (!status.ok())
     return status;
   config.slots = static_cast<size_t>(slots);
@@ -117,6 +120,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   config.attentionSplits = splits;
   config.attentionKvGroups = groups;
   config.attentionCopyWarps = copyWarps;
+  config.attentionTma = tma == 1;
   out = config;
   return success();
 }

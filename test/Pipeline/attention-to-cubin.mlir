@@ -9,7 +9,7 @@
 // no local memory, global fences, atomics or calls.
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
 // CHECK-SAME: .target sm_90a
-// CHECK-SAME: .extern .shared .align 16 .b8 __streaming_attention_d64_smem[];
+// CHECK-SAME: .extern .shared .align 1024 .b8 __streaming_attention_d64_smem[];
 // CHECK-SAME: .visible .entry streaming_attention_d64_g1(
 // CHECK-SAME: .maxntid 128, 1, 1
 // CHECK-SAME: .minnctapersm 3
@@ -36,6 +36,7 @@
 // CHECK-SAME: .visible .entry streaming_attention_d64_g3(
 // CHECK-SAME: .minnctapersm 2
 // CHECK-SAME: .visible .entry streaming_attention_d64_g4(
+// CHECK-SAME: .param .align 64 .b8 streaming_attention_d64_g4_param_26[128]
 // CHECK-SAME: .minnctapersm 2
 // The split functions push their splits' hand-overs into rank 0's shared
 // memory (st.async completing on its mbarrier), which merges them.
@@ -51,6 +52,13 @@
 // CHECK-SAME: .visible .entry streaming_attention_d64_g3_split(
 // CHECK-SAME: .visible .entry streaming_attention_d64_g4_split(
 // CHECK-SAME: .minnctapersm 2
+// g4_tma copies K and V by the TMA engine, from the tensor maps passed by
+// value (moss-kernel-byval-args).
+// CHECK-SAME: .visible .entry streaming_attention_d64_g4_tma(
+// CHECK-SAME: .param .align 64 .b8 streaming_attention_d64_g4_tma_param_26[128]
+// CHECK-SAME: .minnctapersm 2
+// CHECK-SAME: cvta.param.u64
+// CHECK-SAME: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // CHECK-NOT: streaming_attention_d64_combine
 // CHECK-NOT: ld.shared::cluster
 // CHECK-NOT: membar.gl

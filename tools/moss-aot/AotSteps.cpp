@@ -264,10 +264,9 @@ bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
   for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
     const config::AttentionFunction f = config::attentionFunctionAt(i);
     config::KernelFunctionRecord &fn = record.functions[i];
-    if (functionRecord(resources,
-                       config::attentionKernelSymbol(f.kvGroups, f.split),
-                       config::attentionKernelRole(f.kvGroups, f.split),
-                       {1, 1, 1}, 32 * config::kAttentionMaxWarps, fn,
+    if (functionRecord(resources, config::attentionKernelSymbol(f),
+                       config::attentionKernelRole(f), {1, 1, 1},
+                       32 * config::kAttentionMaxWarps, fn,
                        err) != KernelBuildResult::Built)
       return false;
     fn.dynamicSharedBytes = config::kAttentionMaxSharedBytes;

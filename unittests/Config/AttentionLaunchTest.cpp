@@ -264,31 +264,71 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
   EXPECT_EQ(derive(64, 20, 1, 400).splits, 1); // the rule never asks for it
 }
 
+TEST(AttentionLaunchTest, TmaFunctionForSmallOneTripFourGroupLaunches) {
+  for (int64_t g = 1; g <= 4; ++g) {
+    EXPECT_EQ(attentionHasTmaCopies(g, false), g == 4);
+    EXPECT_FALSE(attentionHasTmaCopies(g, true));
+  }
+  // H = 12, S = 250 decode: four groups, the four tiles in one trip, 12 and
+  // 48 CTAs; the trip's mbarrier (16 bytes) ends the shared memory.
+  AttentionLaunch s250 = derive(1, 12, 1, 250);
+  ASSERT_EQ(s250.kvGroups, 4);
+  ASSERT_EQ(s250.splits, 1);
+  EXPECT_TRUE(s250.tmaCopies);
+  EXPECT_EQ(s250.sharedBytes, 4 * 16384 + 4 * 2048 + 3 * 4608 + 16);
+  EXPECT_TRUE(derive(4, 12, 1, 250).tmaCopies);
+  // 192 CTAs: more than one an SM.
+  EXPECT_FALSE(derive(16, 12, 1, 250).tmaCopies);
+  // S = 400, B = 4: two splits of four tiles (the split function).
+  AttentionLaunch b4 = derive(4, 12, 1, 400);
+  ASSERT_EQ(b4.kvGroups, 4);
+  ASSERT_EQ(b4.tilesPerSplit, 4);
+  EXPECT_FALSE(b4.tmaCopies);
+  // S = 400, B = 16: four groups walk seven tiles in two trips.
+  AttentionLaunch b16 = derive(16, 12, 1, 400);
+  ASSERT_EQ(b16.kvGroups, 4);
+  ASSERT_EQ(b16.tilesPerSplit, 7);
+  EXPECT_FALSE(b16.tmaCopies);
+  EXPECT_EQ(b16.sharedBytes, 4 * 16384 + 4 * 2048 + 3 * 4608);
+  // Two groups (S = 125 decode) and one group (long chunks): cp.async.
+  EXPECT_FALSE(derive(1, 20, 1, 125).tmaCopies);
+  EXPECT_FALSE(derive(16, 12, 480, 400).tmaCopies);
+}
+
 TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
   const std::vector<std::string> &names = attentionKernelArgNames();
-  ASSERT_EQ(names.size(), 25u);
+  ASSERT_EQ(names.size(), 27u);
   EXPECT_EQ(names.front(), "q");
   EXPECT_EQ(names[4], "out");
   EXPECT_EQ(names[5], "q_stride_b");
   EXPECT_EQ(names[17], "B");
   EXPECT_EQ(names[21], "scale");
-  EXPECT_EQ(names.back(), "splits");
+  EXPECT_EQ(names[24], "splits");
+  EXPECT_EQ(names[25], "k_map");
+  EXPECT_EQ(names.back(), "v_map");
 }
 
 TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
-  EXPECT_EQ(attentionKernelSymbol(1, false), "streaming_attention_d64_g1");
-  EXPECT_EQ(attentionKernelSymbol(4, false), "streaming_attention_d64_g4");
-  EXPECT_EQ(attentionKernelSymbol(2, true), "streaming_attention_d64_g2_split");
-  EXPECT_EQ(attentionKernelRole(3, false), "g3");
-  EXPECT_EQ(attentionKernelRole(3, true), "g3_split");
+  EXPECT_EQ(attentionKernelSymbol({1, false}), "streaming_attention_d64_g1");
+  EXPECT_EQ(attentionKernelSymbol({4, false}), "streaming_attention_d64_g4");
+  EXPECT_EQ(attentionKernelSymbol({2, true}),
+            "streaming_attention_d64_g2_split");
+  EXPECT_EQ(attentionKernelRole({3, false}), "g3");
+  EXPECT_EQ(attentionKernelRole({3, true}), "g3_split");
+  EXPECT_EQ(attentionKernelSymbol({4, false, true}),
+            "streaming_attention_d64_g4_tma");
+  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 1);
+  EXPECT_EQ(attentionFunctionIndex(4, true, true), -1);
+  EXPECT_EQ(attentionFunctionIndex(2, false, true), -1);
+  EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 1).tma);
   // One-pass functions first, then the split ones, each by G.
   EXPECT_EQ(attentionFunctionIndex(1, false), 0);
   EXPECT_EQ(attentionFunctionIndex(4, false), 3);
   EXPECT_EQ(attentionFunctionIndex(1, true), 4);
-  EXPECT_EQ(attentionFunctionIndex(4, true), kAttentionFunctions - 1);
+  EXPECT_EQ(attentionFunctionIndex(4, true), 7);
   for (int64_t i = 0; i < kAttentionFunctions; ++i) {
     AttentionFunction f = attentionFunctionAt(i);
-    EXPECT_EQ(attentionFunctionIndex(f.kvGroups, f.split), i);
+    EXPECT_EQ(attentionFunctionIndex(f.kvGroups, f.split, f.tma), i);
   }
   EXPECT_EQ(attentionFunctionAt(5).kvGroups, 2);
   EXPECT_TRUE(attentionFunctionAt(5).split);

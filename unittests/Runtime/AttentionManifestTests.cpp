@@ -59,15 +59,12 @@ config::Manifest attentionManifest() {
                 {"sms", 132},
                 {"max_splits", 8},
                 {"max_kv_groups", 4},
-                {"max_shared_bytes", 2 * 16384 + 4 * 2048 + 8 * 4 * 4608 + 16}};
-  for (bool split : {false, true}) {
-    for (int64_t g = 1; g <= 4; ++g) {
-      rec.functions.push_back(function(config::attentionKernelSymbol(g, split),
-                                       config::attentionKernelRole(g, split),
-                                       128));
-      rec.functions.back().dynamicSharedBytes =
-          config::kAttentionMaxSharedBytes;
-    }
+                {"max_shared_bytes", config::kAttentionMaxSharedBytes}};
+  for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
+    config::AttentionFunction f = config::attentionFunctionAt(i);
+    rec.functions.push_back(function(config::attentionKernelSymbol(f),
+                                     config::attentionKernelRole(f), 128));
+    rec.functions.back().dynamicSharedBytes = config::kAttentionMaxSharedBytes;
   }
   m.attentionKernels.push_back(rec);
   return m;
@@ -176,7 +173,7 @@ TEST(AttentionManifest, ArgsMustMatchTheAbi) {
       [](config::Manifest &m) { std::swap(rec(m).args[22], rec(m).args[23]); },
       "\"args[22]\" is \"skip_empty_tiles\", expected \"layout\"");
   expectManifestError([](config::Manifest &m) { rec(m).args.pop_back(); },
-                      "\"args\" has 24 entries, expected 25");
+                      "\"args\" has 26 entries, expected 27");
   // An ABI 4 record still naming the workspace.
   expectManifestError(
       [](config::Manifest &m) {
@@ -194,11 +191,17 @@ TEST(AttentionManifest, OnePassAndSplitFunctionPerKeyGroupCount) {
       [](config::Manifest &m) {
         rec(m).functions = {function(rec(m).name, "main", 128)};
       },
-      "\"functions\" has 1 entries, expected 8 (roles \"g1\" .. \"g4\", then "
-      "\"g1_split\" .. \"g4_split\")");
+      "\"functions\" has 1 entries, expected 9 (roles \"g1\" .. \"g4\", then "
+      "\"g1_split\" .. \"g4_split\", then \"g4_tma\")");
   // An ABI 5 record: the four functions that served both.
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(4); },
-                      "\"functions\" has 4 entries, expected 8");
+                      "\"functions\" has 4 entries, expected 9");
+  // An ABI 9 record: no TMA function.
+  expectManifestError([](config::Manifest &m) { rec(m).functions.pop_back(); },
+                      "\"functions\" has 8 entries, expected 9");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).functions[8].role = "g4"; },
+      "\"functions[8].role\" is \"g4\", expected \"g4_tma\"");
   expectManifestError(
       [](config::Manifest &m) {
         std::swap(rec(m).functions[0], rec(m).functions[4]);

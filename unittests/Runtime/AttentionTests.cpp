@@ -600,6 +600,67 @@ TEST_F(Attention, CopyWarpsChangeNothing) {
   }
 }
 
+TEST_F(Attention, TmaCopiesChangeNothing) {
+  // K and V by the TMA engine (the default for one-trip four-group
+  // launches) or by every thread's cp.async (MOSS_ATTENTION_TMA=0): only how
+  // the tiles reach shared memory differs, so every output bit is the same,
+  // with tail tiles, skip on, the bhtd layout and a strided mask.
+  RuntimeHandle cp;
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  struct Case {
+    int64_t B, H, T, S;
+    MaskKind kind;
+  };
+  for (Case c : {Case{1, 12, 1, 250, MaskKind::Ring},          // 58-key tail
+                 Case{2, 12, 1, 250, MaskKind::Ring},          // 24 CTAs
+                 Case{3, 12, 8, 250, MaskKind::SparseHistory}, // empty tiles
+                 Case{2, 5, 16, 200, MaskKind::Random},        // 8-key tail
+                 Case{1, 3, 1, 256, MaskKind::Random}}) {      // no tail
+    moss::config::AttentionLaunch launch;
+    std::string err;
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
+                                                    launch, err));
+    Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 110 + c.S);
+    SCOPED_TRACE(caseName(p) + " -> splits " + std::to_string(launch.splits) +
+                 " x " + std::to_string(launch.kvGroups) + " groups");
+    ASSERT_TRUE(launch.tmaCopies);
+    DeviceProblem dev(p);
+    size_t n = p.outElems();
+    std::vector<uint16_t> byCpAsync = head(dev.run(cp.rt, dev.base), n);
+    EXPECT_LE(relativeL2(byCpAsync, reference(p)), kAttentionTolerance);
+    EXPECT_EQ(head(dev.run(h.rt, dev.base), n), byCpAsync) << "TMA";
+    moss_attention_args a = dev.transposedMask();
+    a.skip_empty_tiles = 1;
+    EXPECT_EQ(head(dev.run(h.rt, a), n), head(dev.run(cp.rt, a), n))
+        << "skip on, mask [B,S,T]";
+    a = dev.base;
+    a.layout = MOSS_LAYOUT_BHTD;
+    EXPECT_EQ(head(dev.run(h.rt, a), n), head(dev.run(cp.rt, a), n)) << "bhtd";
+  }
+}
+
+TEST_F(Attention, KvSharedAcrossHeadsByStrideZero) {
+  // Every head reading head 0's K and V through a head stride of 0 (the
+  // driver may or may not encode such a tensor map; the kernel copies by
+  // cp.async when it does not) gives what copies of them give.
+  Problem p = makeProblem(2, 12, 1, 250, MaskKind::Ring, 120);
+  size_t headElems = size_t(p.S * D);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 1; h < p.H; ++h)
+      for (std::vector<uint16_t> *kv : {&p.k, &p.v})
+        std::copy_n(kv->begin() + (b * p.H) * headElems, headElems,
+                    kv->begin() + (b * p.H + h) * headElems);
+  DeviceProblem dev(p);
+  size_t n = p.outElems();
+  std::vector<uint16_t> copies = head(dev.run(h.rt, dev.base), n);
+  EXPECT_LE(relativeL2(copies, reference(p)), kAttentionTolerance);
+  moss_attention_args a = dev.base;
+  a.k_stride[1] = 0;
+  a.v_stride[1] = 0;
+  EXPECT_EQ(head(dev.run(h.rt, a), n), copies);
+}
+
 TEST_F(Attention, GraphReplayEqualsEager) {
   std::vector<std::unique_ptr<Problem>> problems;
   problems.push_back(std::make_unique<Problem>(

@@ -23,7 +23,7 @@ namespace moss::config {
 /// distributed shared memory.
 constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 
-/// Version of the 25-parameter ABI; the manifest's params.abi_version.
+/// Version of the 27-parameter ABI; the manifest's params.abi_version.
 /// 2: split-KV merged in the kernel (workspace counters), no combine kernel.
 /// 3: one function per key-group count G (attentionKernelSymbol), the
 /// groups merged in shared memory, dynamic shared memory sized by the launch
@@ -39,8 +39,11 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// an mbarrier after the slots; no cluster barrier after the key tiles.
 /// 9: copy warps (blockDim.x = 32 * (rowWarps * G + copyWarps), the kernel
 /// takes rowWarps from T), and the key groups' hand-overs as 16-byte vectors
-/// at a stride of 36 floats a thread.
-constexpr int64_t kAttentionAbiVersion = 9;
+/// at a stride of 36 floats a thread. 10: a ninth function, g4_tma, copies K
+/// and V by the TMA engine from k_map and v_map (CUtensorMaps by value,
+/// 128-byte swizzle), its trip's mbarrier after the merge area; shared
+/// memory aligned to 1024 bytes.
+constexpr int64_t kAttentionAbiVersion = 10;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
@@ -53,11 +56,22 @@ constexpr int64_t kAttentionMaxKvGroups = 4;
 /// functions carry no merge code (H200: 18 of 30 unsplit decoder cases
 /// 0.1-1.1 us faster, H=12 S=250 T=32 0.7;
 /// benchmarks/results/2026-12-04b-h200).
-constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups;
+/// ABI 10 adds a ninth: the one-pass four-group function copying K and V by
+/// the TMA engine (attentionHasTmaCopies), apart so that the cp.async
+/// functions keep their code (with both paths in one function, two-trip
+/// launches of it got 0.2-0.4 us slower on an H200).
+constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 1;
 /// One slot of dynamic shared memory holds a key tile's K then its V.
 constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
 /// Slots of a launch: groups * stages <= 4 (stages = 2 for <= 2 groups).
 constexpr int64_t kAttentionMaxSlots = 4;
+/// In the TMA function (attentionHasTmaCopies), one mbarrier a stage at the
+/// very end (8 bytes, one stage: G = 4): the trip's TMA copies complete on
+/// it; AttentionLaunch::sharedBytes counts it for tmaCopies launches. At the
+/// end, so that every other offset is as in the functions without (a Q area
+/// moved by 128 bytes had cost the two-group function 0.15 us at H=20 S=125 B=1
+/// T=32 on an H200).
+constexpr int64_t kAttentionTripBarrierBytes = 16;
 /// Each warp keeps its 16 Q rows (bf16) after the slots.
 constexpr int64_t kAttentionQBytesPerWarp = 16 * 64 * 2;
 /// After the Q rows, the merge area: per lane of a row warp, 36 floats
@@ -111,6 +125,16 @@ int64_t attentionMinCtasPerSm(int64_t kvGroups);
 /// benchmarks/results/2026-12-04d-h200/sweeps).
 bool attentionHasCopyWarps(int64_t kvGroups);
 
+/// Whether launches for `kvGroups` key groups (split ones with `split`)
+/// have a function that copies K and V by the TMA engine (ABI 10): the
+/// one-pass launches of 4 groups, by streaming_attention_d64_g4_tma, whose
+/// K/V slots use the engine's 128-byte swizzle. H200
+/// (benchmarks/results/2026-12-04e-h200): with the engine in every function
+/// the one- and two-group functions got 0.3-5 us slower, their cp.async path
+/// too (register allocation); split launches of four groups (H=12 S=400 B=4
+/// T=1) were 0.2 us slower with it.
+bool attentionHasTmaCopies(int64_t kvGroups, bool split);
+
 /// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp):
 /// (kvGroups - 1 + (splits > 1 ? splits : 0)) * rowWarps entries, and the
 /// mbarrier when splits > 1.
@@ -121,19 +145,22 @@ int64_t attentionMergeBytes(int64_t kvGroups, int64_t rowWarps, int64_t splits);
 int64_t attentionStages(int64_t kvGroups);
 
 /// Index of the function for `kvGroups` key groups (1..4), one-pass or
-/// split, in the manifest's function list: G - 1, or 4 + G - 1 for split.
-int64_t attentionFunctionIndex(int64_t kvGroups, bool split);
+/// split, in the manifest's function list: G - 1, or 4 + G - 1 for split;
+/// with `tma` the function that copies K and V by the TMA engine, 8 (only
+/// for attentionHasTmaCopies(kvGroups, split); -1 otherwise).
+int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma = false);
 /// The function at `index` (0 .. kAttentionFunctions - 1) of that list.
 struct AttentionFunction {
   int64_t kvGroups;
   bool split;
+  bool tma = false;
 };
 AttentionFunction attentionFunctionAt(int64_t index);
-/// Symbol of that function: streaming_attention_d64_g<G>, or
-/// streaming_attention_d64_g<G>_split; its manifest role "g<G>" or
-/// "g<G>_split".
-std::string attentionKernelSymbol(int64_t kvGroups, bool split);
-std::string attentionKernelRole(int64_t kvGroups, bool split);
+/// Symbol of that function: streaming_attention_d64_g<G>,
+/// streaming_attention_d64_g<G>_split or streaming_attention_d64_g4_tma;
+/// its manifest role "g<G>", "g<G>_split" or "g4_tma".
+std::string attentionKernelSymbol(const AttentionFunction &f);
+std::string attentionKernelRole(const AttentionFunction &f);
 
 /// Parameter names of the attention kernel, in ABI order.
 const std::vector<std::string> &attentionKernelArgNames();
@@ -158,8 +185,15 @@ struct AttentionLaunch {
   int64_t tilesPerSplit = 0; ///< ceil(keyTiles / splits).
   int64_t splits = 0;        ///< gridDim.z = cluster size z; no split is empty.
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
-  /// Dynamic shared memory: stages * kvGroups slots, then 2 KiB a compute
-  /// warp, then the merge area.
+  /// The launch may run the TMA function (attentionHasTmaCopies), having one
+  /// trip a CTA (tilesPerSplit <= kvGroups) and a grid of at most one CTA an
+  /// SM. H200: H=12 S=250 T=1 B=1 4.11 -> 3.67
+  /// us, B=4 4.30 -> 4.08; 0.1 us slower at B=16 (192 CTAs), and 0.2 at
+  /// H=12 S=400 B=16 T=1, whose two trips copy the second after the compute
+  /// (one stage).
+  bool tmaCopies = false;
+  /// Dynamic shared memory: stages * kvGroups slots, 2 KiB a compute warp,
+  /// the merge area, then (tmaCopies) the trip's mbarrier.
   int64_t sharedBytes = 0;
 };
 

@@ -24,4 +24,30 @@ def MossConvertToGPU : Pass<"moss-convert-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def MossKernelByvalArgs
+    : Pass<"moss-kernel-byval-args", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass the tensor maps of generated kernels by value";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`, which drops the argument attributes of
+    a `gpu.func`. Every `llvm.func` of the module that carries
+    `moss.byval_args` (the indices of pointer arguments that stand for a
+    128-byte `CUtensorMap`) gets, on those arguments, `llvm.byval` of
+    `!llvm.array<128 x i8>`, `llvm.align = 64` and `nvvm.grid_constant`:
+    the PTX parameter is then a 128-byte `.param` that the TMA engine reads
+    in place. The attribute is removed. An index that is out of range or
+    names a non-pointer argument is an error.
+
+    Example:
+
+    ```mlir
+    llvm.func @k(%map: !llvm.ptr) attributes {moss.byval_args = array<i32: 0>}
+    // becomes
+    llvm.func @k(%map: !llvm.ptr {llvm.align = 64 : i64,
+        llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant})
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // MOSS_CONVERSION_PASSES

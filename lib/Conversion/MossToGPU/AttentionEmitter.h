@@ -99,6 +99,8 @@ enum KernelArg {
   kLayout,
   kSkip,
   kSplits,
+  kKMap, ///< CUtensorMap of k, by value (a 128-byte .param); TMA function
+  kVMap,
   kNumArgs
 };
 
@@ -142,14 +144,17 @@ public:
   /// One function for `kvGroups` key groups: with G a constant the group
   /// loops unroll and the other stage scheme drops out (measured on an H200:
   /// a G-generic body cost 10 % at T = 480, G = 1).
-  void emitMainKernel(gpu::GPUModuleOp module, StringRef name,
-                      StringRef smemName, int64_t kvGroups, bool split);
+  void emitMainKernel(gpu::GPUModuleOp module, StringRef smemName,
+                      const config::AttentionFunction &f);
 
 private:
   FunctionType kernelType() {
     SmallVector<Type> args(kQStrideB, globalPtr);
     args.append(kB - kQStrideB, i64);
     args.append({i32, i32, i32, i32, f32, i32, i32, i32});
+    // The tensor maps: generic pointers until the pipeline's
+    // moss-kernel-byval-args makes them byval .param grid constants.
+    args.append(2, LLVM::LLVMPointerType::get(b.getContext()));
     return b.getFunctionType(args, {});
   }
   gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name,
@@ -288,8 +293,16 @@ private:
     b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
     otherwise();
   }
-  /// swz(r) of the file header, for r in [0, 8).
+  /// swz(r) of the file header, for r in [0, 8): Q's rows.
   Value swizzle(Value r) { return bitOr(shl(bitAnd(r, 1), 2), shrU(r, 1)); }
+  /// The 16-byte chunk of K/V row `row` (any key of the tile) that holds
+  /// logical chunk `chunk`: in the TMA function the engine's 128-byte
+  /// swizzle, chunk ^ (row % 8); elsewhere Q's swizzle.
+  Value kvChunk(Value chunk, Value row) {
+    return bitXor(chunk, tmaCopies ? bitAnd(row, 7) : swizzle(bitAnd(row, 7)));
+  }
+  /// The function being built copies K and V by the TMA engine (g4_tma).
+  bool tmaCopies = false;
   /// bar.sync 0 over the CTA.
   void barrier() { NVVM::Barrier0Op::create(b, loc); }
   Value constBool(bool v) {
@@ -367,8 +380,19 @@ private:
   void copyTile(Value tile, Value slot);
   void copyFullTile(Value tile, Value slot, int64_t threads);
   void copyTileAnyRows(Value tile, Value slot);
+  /// g4_tma: stage `stage`'s mbarrier (after everything else).
+  Value tripBarrier(Value stage);
+  /// g4_tma, thread 0 at the start: one mbarrier a stage (one arrival).
+  void initTripBarriers(int64_t stages);
+  /// Thread 0: the trip's bytes expected on the stage's mbarrier, and one
+  /// box of k_map and one of v_map (64 keys x 128 bytes) a copied tile.
+  void issueTensorTrip(Value firstTile, Value stage, Value active);
+  /// The trip's tiles into `stage`'s slots (TMA or every thread's cp.async).
   void issueTrip(Value trip, Value stage, Value active);
-  void waitTrip();
+  /// This thread may read trip `trip`'s tiles once the trip's first CTA
+  /// barrier follows: its own cp.async copies (Q's too) have landed and, in
+  /// g4_tma, stage `stage`'s mbarrier has completed the phase of that trip.
+  void waitTrip(Value trip, Value stage, int64_t stages);
   /// Only with more than one key group.
   RowState mergeGroups(const RowState &state);
   /// `body()`, the work of rows g + 8, under `if (mv.warpHasHighRows)`
@@ -421,6 +445,8 @@ private:
     Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.
     Value scaleLog2;
     Value kv; ///< dynamic shared memory (slots, then Q rows), bf16 offsets.
+    /// With TMA copies: float offset of the trips' mbarriers (the end).
+    Value tripBarriers;
     /// Float offset of the merge area (after every warp's Q rows): the key
     /// groups' entries, then the split hand-over.
     Value mergeBase;

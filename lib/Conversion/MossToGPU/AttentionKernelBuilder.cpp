@@ -9,9 +9,17 @@
 // online-softmax states merge in shared memory at the end.
 //
 // Copies. Every thread takes part in every tile of a trip with 16-byte
-// cp.async (one commit group per trip; cp.async.bulk of 128-byte rows was
-// measured 1.4-3x slower on an H200: the copy engine serializes small
-// copies).
+// cp.async (one commit group per trip), except in g4_tma, the ninth
+// function, which the runtime launches instead of g4 for one-trip launches
+// of at most one CTA an SM whenever the driver encodes k and v as tensor
+// maps: there thread 0 has the TMA engine copy each tile as one box of K
+// and one of V (64 keys x 128 bytes, swizzled, keys past S zero-filled),
+// completing on the stage's mbarrier, and every thread spins on its phase.
+// H200 (benchmarks/results/2026-12-04e-h200): H=12 S=250 T=1 B=1 4.08 ->
+// 3.67 us, B=4 4.41 -> 3.98; in the one- and two-group functions, in split
+// launches and in larger grids the engine was slower, and with both paths
+// in one function its cp.async path was (ptxas). cp.async.bulk of 128-byte
+// rows had been 1.4-3x slower (the engine serializes small copies).
 // Copy warps: a CTA of two or three key groups of one row warp may carry
 // warps past its rowWarps x kvGroups compute warps (the launch rule adds them
 // in grids of at most one CTA an SM). They take part in every copy and
@@ -41,10 +49,10 @@
 //
 // Shared memory. K and V tiles are [64 keys][64 d] bf16, 128 bytes a row; the
 // 16-byte chunk c of key row r sits at chunk c ^ swz(r % 8) with
-// swz(r) = ((r & 1) << 2) | (r >> 1), a bijection on 0..7: each ldmatrix
-// phase (8 consecutive keys, one logical chunk) hits 32 distinct banks. (The
-// low bit is moved up so that 16-byte accesses of keys g, g+1 at chunks 0..3
-// would also be conflict-free.)
+// swz(r) = ((r & 1) << 2) | (r >> 1), a bijection on 0..7 (Q's rows too), in
+// g4_tma at c ^ (r % 8), the TMA engine's 128-byte swizzle (slots start at
+// multiples of 1024 bytes): either way each ldmatrix phase (8 consecutive
+// keys, one logical chunk) hits 32 distinct banks.
 //
 // Online softmax in FP32 and base 2: c = scale * log2(e), masked s -> -inf;
 // per row m = running max of s * c rounded up to an integer (every rescale is
@@ -92,6 +100,7 @@
 
 #include "moss/Conversion/MossToGPU/AttentionKernelBuilder.h"
 #include "AttentionEmitter.h"
+#include "moss/Conversion/MossToGPU/MossToGPU.h"
 
 #include "mlir/IR/SymbolTable.h"
 
@@ -115,6 +124,8 @@ AttentionEmitter::createKernel(gpu::GPUModuleOp module, StringRef name,
         NVVM::NVVMDialect::getMaxntidAttrName(),
         b.getDenseI32ArrayAttr({static_cast<int32_t>(kMaxThreads), 1, 1}));
   }
+  // k_map and v_map: 128-byte CUtensorMaps by value (moss-kernel-byval-args).
+  fn->setAttr(kByvalArgsAttrName, b.getDenseI32ArrayAttr({kKMap, kVMap}));
   b.setInsertionPointToStart(&fn.getBody().front());
   kernelArgs.assign(fn.getArguments().begin(), fn.getArguments().end());
   return fn;
@@ -292,13 +303,15 @@ std::array<Value, 2> AttentionEmitter::placeRows(Value lane, Value row0) {
   return rowValid;
 }
 
-void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module, StringRef name,
-                                      StringRef smemName, int64_t kvGroups,
-                                      bool split) {
-  gpu::GPUFuncOp fn = createKernel(module, name, std::nullopt);
+void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module,
+                                      StringRef smemName,
+                                      const config::AttentionFunction &f) {
+  gpu::GPUFuncOp fn =
+      createKernel(module, config::attentionKernelSymbol(f), std::nullopt);
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-              b.getI32IntegerAttr(config::attentionMinCtasPerSm(kvGroups)));
-  emitBody(smemName, kvGroups, split);
+              b.getI32IntegerAttr(config::attentionMinCtasPerSm(f.kvGroups)));
+  tmaCopies = f.tma;
+  emitBody(smemName, f.kvGroups, f.split);
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -362,6 +375,22 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   // past T read row T-1 and are never stored.
   Value b64 = toI64(mv.b), h64 = toI64(mv.h);
   mv.kv = LLVM::AddressOfOp::create(b, loc, sharedPtr, smemName);
+  Value slotElems =
+      constI32(config::attentionStages(kvGroups) * kvGroups * kSlotElems);
+  Value qOff = add(slotElems, mul(warp, kRowsPerWarp * kD));
+  mv.mergeBase = divU(
+      add(slotElems, mul(divU(mv.computeThreads, 32), kRowsPerWarp * kD)), 2);
+  if (tmaCopies) {
+    // The trips' mbarriers after the key groups' merge entries (a one-pass
+    // function has no split area), as attentionMergeBytes lays them out.
+    assert(!split && "TMA copies only in one-pass functions");
+    Value entryFloats = mul(mv.rowWarps, 32 * kMergeFloats);
+    mv.tripBarriers =
+        add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), entryFloats));
+    // Shared memory only, so before the wait: it overlaps the previous
+    // kernel.
+    initTripBarriers(config::attentionStages(kvGroups));
+  }
   // Programmatic dependent launch (docs/kernel-abi.md, ABI 4): every read of
   // q, k, v and mask and every write follow this wait, so a
   // programmatic launch overlaps only the launch and the index math above
@@ -369,11 +398,6 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   Value qHead = elementPtr(
       arg(kQ), bf16, add(mul(b64, arg(kQStrideB)), mul(h64, arg(kQStrideH))));
-  Value slotElems =
-      constI32(config::attentionStages(kvGroups) * kvGroups * kSlotElems);
-  Value qOff = add(slotElems, mul(warp, kRowsPerWarp * kD));
-  mv.mergeBase = divU(
-      add(slotElems, mul(divU(mv.computeThreads, 32), kRowsPerWarp * kD)), 2);
   if (split)
     armSplitBarrier();
   {
@@ -433,10 +457,9 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   Value matrix = divU(mv.laneId, 8), matrixRow = remU(mv.laneId, 8);
   // Only the first chunk's offsets stay live: the others differ by an XOR
   // of the chunk bits (computeTile), which frees registers for the trips.
-  Value swzR = swizzle(matrixRow);
-  mv.kLaneOff = add(mul(matrixRow, kD), mul(bitXor(matrix, swzR), 8));
+  mv.kLaneOff = add(mul(matrixRow, kD), mul(kvChunk(matrix, matrixRow), 8));
   Value vRow = add(mul(bitAnd(matrix, 1), 8), matrixRow);
-  mv.vLaneOff = add(mul(vRow, kD), mul(bitXor(shrU(matrix, 1), swzR), 8));
+  mv.vLaneOff = add(mul(vRow, kD), mul(kvChunk(shrU(matrix, 1), matrixRow), 8));
 
   // Prologue: trip 0's copies (at once unless tiles may be skipped) and the
   // mask bits of this warp's tiles of trips 0 and 1. The grouped functions
@@ -462,6 +485,11 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   emitIf(both(notZero(arg(kSkip)), hasTrip),
          [&] { issueTrip(zeroI32, zeroI32, active0); });
 
+  // The first waits on the trip's mbarrier follow thread 0's
+  // initialization.
+  if (tmaCopies)
+    barrier();
+
   SmallVector<Value> init = {bits0, bits1, active0};
   Value minusInf = negInf(), zeroF = constF32(0.0);
   init.append({minusInf, minusInf, zeroF, zeroF});
@@ -478,7 +506,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
     // Two stages alternate (trip k uses stage k % 2); one stage takes every
     // trip.
     Value stage = twoStages ? bitAnd(k, 1) : zeroI32;
-    waitTrip();
+    waitTrip(k, stage, twoStages ? 2 : 1);
     // The groups' barriers make every thread's copies of this trip visible
     // and, with two stages, free the other stage (computed last trip).
     Value next = add(k, 1);
@@ -563,7 +591,7 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
   SmallVector<std::string> symbols = {smem};
   for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
     config::AttentionFunction f = config::attentionFunctionAt(i);
-    symbols.push_back(config::attentionKernelSymbol(f.kvGroups, f.split));
+    symbols.push_back(config::attentionKernelSymbol(f));
   }
   for (const std::string &symbol : symbols)
     if (SymbolTable::lookupSymbolIn(module, symbol))
@@ -572,19 +600,19 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
              << "' already exists in " << module.getName();
   OpBuilder::InsertionGuard guard(b);
   // Dynamic shared memory (the launch rule's sharedBytes), shared by the
-  // functions: stages * kv_groups slots, then each warp's Q rows.
+  // functions: stages * kv_groups slots, then each warp's Q rows, the merge
+  // area and in g4_tma the trip's mbarrier. Aligned to 1024 bytes: the TMA's
+  // 128-byte swizzle repeats every 1024 bytes from such an address.
   b.setInsertionPointToEnd(module.getBody());
   LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                          /*isConstant=*/false, LLVM::Linkage::External, smem,
                          Attribute(),
-                         /*alignment=*/16, kSharedSpace);
+                         /*alignment=*/1024, kSharedSpace);
   // In the manifest's order: the one-pass functions, then the split ones.
   for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
     config::AttentionFunction f = config::attentionFunctionAt(i);
     attention::AttentionEmitter emitter(b, loc);
-    emitter.emitMainKernel(module,
-                           config::attentionKernelSymbol(f.kvGroups, f.split),
-                           smem, f.kvGroups, f.split);
+    emitter.emitMainKernel(module, smem, f);
   }
   return success();
 }

@@ -67,15 +67,15 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Location loc = op.getLoc();
     auto top = op->getParentOfType<ModuleOp>();
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(rw, top);
-    if (!SymbolTable::lookupSymbolIn(kernels,
-                                     config::attentionKernelSymbol(1, false)) &&
+    if (!SymbolTable::lookupSymbolIn(
+            kernels, config::attentionKernelSymbol({1, false})) &&
         failed(buildAttentionKernels(rw, loc, kernels)))
       return op.emitOpError("could not build the attention kernels");
     // functions[attentionFunctionIndex(g, split)].
     SmallVector<gpu::GPUFuncOp> functions;
     for (int64_t i = 0; i < config::kAttentionFunctions; ++i) {
       config::AttentionFunction f = config::attentionFunctionAt(i);
-      std::string name = config::attentionKernelSymbol(f.kvGroups, f.split);
+      std::string name = config::attentionKernelSymbol(f);
       functions.push_back(kernels.lookupSymbol<gpu::GPUFuncOp>(name));
       if (!functions.back())
         return op.emitOpError("attention kernel ") << name << " is missing";
@@ -237,8 +237,21 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         rw, loc,
         mul(mul(entries, rowWarps), c(config::kAttentionMergeBytesPerWarp)),
         select(onePass, c(0), c(config::kAttentionMergeBarrierBytes)));
+    // A launch the rule marks tmaCopies (one-pass, four groups, one trip, at
+    // most one CTA an SM) counts g4_tma's trip mbarrier last, though this
+    // launch copies by cp.async (no tensor maps here).
+    Value tmaCopies = arith::AndIOp::create(
+        rw, loc, arith::AndIOp::create(rw, loc, eq(groups, 4), onePass),
+        arith::AndIOp::create(rw, loc, ule(tilesPerSplit, groups),
+                              ule(ctas, c(config::kAttentionSms))));
+    Value tripBarrier =
+        select(tmaCopies, c(config::kAttentionTripBarrierBytes), c(0));
     Value sharedBytes = arith::AddIOp::create(
-        rw, loc, arith::AddIOp::create(rw, loc, slotBytes, qBytes), mergeBytes);
+        rw, loc,
+        arith::AddIOp::create(rw, loc,
+                              arith::AddIOp::create(rw, loc, slotBytes, qBytes),
+                              mergeBytes),
+        tripBarrier);
 
     auto toI32 = [&](Value index) {
       return arith::IndexCastOp::create(rw, loc, i32, index).getResult();
@@ -262,6 +275,12 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     args.push_back(arith::ConstantIntOp::create(
         rw, loc, i32, op.getSkipEmptyTiles() ? 1 : 0));
     args.push_back(toI32(splits));
+    // The cp.async functions: the tensor maps need the host's driver
+    // (cuTensorMapEncodeTiled), which the runtime has and this launch has
+    // not, and only g4_tma reads them.
+    for (int i = 0; i < 2; ++i)
+      args.push_back(LLVM::ZeroOp::create(
+          rw, loc, LLVM::LLVMPointerType::get(rw.getContext())));
 
     // The function of the rule's key-group count (cases 1..3, default 4):
     // with splits > 1 the split one, launched as clusters (1, 1, splits).

@@ -1,8 +1,9 @@
 //===- AttentionTrips.cpp - Key-tile copies and trips ---------------------===//
 //
 // A trip's key tiles: which groups take part (with skip_empty_tiles, a
-// reducing barrier per group), the cp.async copies of K and V into the
-// swizzled slots, and the wait for them.
+// reducing barrier per group), the copies of K and V into the swizzled
+// slots (boxes of the TMA engine, or every thread's cp.async), and the wait
+// for them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,7 +81,7 @@ void AttentionEmitter::copyFullTile(Value tile, Value slot, int64_t threads) {
   Value row = shrU(mv.tid, 3);
   Value key = toI64(add(mul(tile, kKeys), row));
   Value srcCol = toI64(mul(chunk, 8));
-  Value physChunk = bitXor(chunk, swizzle(bitAnd(row, 7)));
+  Value physChunk = kvChunk(chunk, row);
   Value dst = add(mul(slot, kSlotElems), add(mul(row, kD), mul(physChunk, 8)));
   struct Operand {
     Value head;
@@ -135,7 +136,7 @@ void AttentionEmitter::copyTileAnyRows(Value tile, Value slot) {
       init.push_back(elementPtr(
           op.head, bf16,
           add(mul(toI64(add(keyBase, row)), arg(op.stride)), srcCol)));
-    Value physChunk = bitXor(chunk, swizzle(bitAnd(row, 7)));
+    Value physChunk = kvChunk(chunk, row);
     init.push_back(add(stageBase, add(mul(row, kD), mul(physChunk, 8))));
   }
   for (const Operand &op : operands)
@@ -175,27 +176,101 @@ void AttentionEmitter::copyTileAnyRows(Value tile, Value slot) {
   }
 }
 
-/// Copies the tiles of trip `trip` whose bit is set in `active` into the
-/// slots of `stage` (every thread takes part in every tile) as one cp.async
-/// group.
-void AttentionEmitter::issueTrip(Value trip, Value stage, Value active) {
-  Value firstTile = add(mv.tBegin, mul(trip, mv.groups));
-  auto loop = scf::ForOp::create(b, loc, constI32(0), mv.groups, constI32(1));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value g = loop.getInductionVar();
-    Value on = notZero(bitAnd(arith::ShRUIOp::create(b, loc, active, g), 1));
-    emitIf(on,
-           [&] { copyTile(add(firstTile, g), add(mul(stage, mv.groups), g)); });
-  }
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+Value AttentionEmitter::tripBarrier(Value stage) {
+  // 8 bytes a stage: 2 floats.
+  return elementPtr(mv.kv, f32, add(mv.tripBarriers, mul(stage, 2)));
 }
 
-/// This thread's copies of the trip are done (the trip's first CTA barrier
-/// then makes everyone's visible).
-void AttentionEmitter::waitTrip() {
+void AttentionEmitter::initTripBarriers(int64_t stages) {
+  if (!tmaCopies)
+    return;
+  emitIf(isZero(mv.tid), [&] {
+    for (int64_t s = 0; s < stages; ++s)
+      NVVM::MBarrierInitOp::create(b, loc, tripBarrier(constI32(s)),
+                                   constI32(1), Value());
+    // The async proxy (the TMA's complete_tx) sees the initialized
+    // barriers; the CTA barrier before the first wait shows them to the
+    // other threads.
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  });
+}
+
+void AttentionEmitter::issueTensorTrip(Value firstTile, Value stage,
+                                       Value active) {
+  emitIf(isZero(mv.tid), [&] {
+    // The slots were last read through the generic proxy (ldmatrix, ordered
+    // before this by a CTA barrier); the TMA writes through the async one.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    Value bar = tripBarrier(stage);
+    // Every box completes its whole size, keys past S (zero-filled) too.
+    Value tiles = LLVM::CtPopOp::create(b, loc, active);
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, Type(), bar, mul(tiles, constI32(config::kAttentionSlotBytes)),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+    for (int64_t g = 0; g < config::kAttentionMaxKvGroups; ++g) {
+      Value gv = constI32(g);
+      Value on =
+          both(lessU(gv, mv.groups), notZero(bitAnd(shrU(active, g), 1)));
+      emitIf(on, [&] {
+        Value slot = add(mul(stage, mv.groups), gv);
+        // Coordinates innermost first: d, key, h, b.
+        SmallVector<Value> coords = {
+            constI32(0), mul(add(firstTile, gv), kKeys), mv.h, mv.b};
+        for (auto [map, offset] :
+             {std::pair{kKMap, int64_t{0}}, std::pair{kVMap, kTileElems}}) {
+          Value dst = LLVM::AddrSpaceCastOp::create(
+              b, loc, clusterPtr,
+              elementPtr(mv.kv, bf16,
+                         add(mul(slot, kSlotElems), constI32(offset))));
+          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+              b, loc, dst, arg(map), coords, bar, ValueRange{}, Value(),
+              Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+              NVVM::CTAGroupKindAttr(), Value());
+        }
+      });
+    }
+  });
+}
+
+/// Copies the tiles of trip `trip` whose bit is set in `active` into the
+/// slots of `stage`: thread 0 by the TMA engine, or every thread taking part
+/// in every tile, as one cp.async group.
+void AttentionEmitter::issueTrip(Value trip, Value stage, Value active) {
+  Value firstTile = add(mv.tBegin, mul(trip, mv.groups));
+  auto copyByThreads = [&] {
+    auto loop = scf::ForOp::create(b, loc, constI32(0), mv.groups, constI32(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      Value g = loop.getInductionVar();
+      Value on = notZero(bitAnd(arith::ShRUIOp::create(b, loc, active, g), 1));
+      emitIf(on, [&] {
+        copyTile(add(firstTile, g), add(mul(stage, mv.groups), g));
+      });
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  if (tmaCopies)
+    issueTensorTrip(firstTile, stage, active);
+  else
+    copyByThreads();
+}
+
+void AttentionEmitter::waitTrip(Value trip, Value stage, int64_t stages) {
+  // Q's cp.async group (and on the cp.async path the trip's) has landed.
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  if (!tmaCopies)
+    return;
+  // Stage s serves trips s, s + stages, ...: the n-th has parity n % 2.
+  Value parity = bitAnd(divU(trip, constI32(stages)), 1);
+  emitSpinOnParity(b, loc, tripBarrier(stage), parity);
 }
 
 } // namespace moss::attention

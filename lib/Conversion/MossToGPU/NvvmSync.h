@@ -74,6 +74,19 @@ inline void emitSpinOnPhase0(mlir::OpBuilder &b, mlir::Location loc,
       mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
 }
 
+/// Spins until the phase of a CTA-local mbarrier with parity `parity` (i32,
+/// 0 or 1) has completed; a spin for the same reason as emitSpinOnPhase0.
+inline void emitSpinOnParity(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value barrier, mlir::Value parity) {
+  mlir::LLVM::InlineAsmOp::create(
+      b, loc, mlir::TypeRange(), mlir::ValueRange{barrier, parity},
+      "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, "
+      "[$0], $1; @!p bra R${:uid}; }",
+      "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      mlir::LLVM::tailcallkind::TailCallKind::None,
+      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+}
+
 } // namespace moss
 
 #endif // MOSS_LIB_CONVERSION_MOSSTOGPU_NVVMSYNC_H

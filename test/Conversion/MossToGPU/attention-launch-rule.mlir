@@ -6,14 +6,16 @@
 // AttentionLaunchTest, so the C++ rule and its IR mirror cannot drift apart.
 // The kernel is the one for the rule's key-group count, one-pass or (splits >
 // 1) split, whose splits are one cluster (1, 1, splits) and need no
-// workspace; its last argument is the split count.
+// workspace; the split count follows the flags, then null tensor maps (host
+// IR launches only the cp.async functions). A launch the rule marks
+// tmaCopies counts the TMA function's trip mbarrier: 16 bytes at the end.
 
 // decode, 12 CTAs: two key groups, one trip of two tiles per split, four
 // splits; two copy warps fill each CTA to four warps.
 // CHECK-LABEL: func.func @b1_h12_t1_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%c1, %c1, %c4) blocks in (%c12, %c1, %c4) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c92688_i32
-// CHECK-SAME: %c4_i32 : i32)
+// CHECK-SAME: %c4_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b1_h12_t1_s400(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x1x400xi1>) -> tensor<1x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x1x400xi1> -> tensor<1x12x1x64xbf16>
   return %o : tensor<1x12x1x64xbf16>
@@ -25,7 +27,7 @@ func.func @b1_h12_t1_s400(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x400x64xbf1
 // CHECK-LABEL: func.func @b1_h20_t1_s125(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c20, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c74240_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b1_h20_t1_s125(%q: tensor<1x20x1x64xbf16>, %k: tensor<1x20x125x64xbf16>, %v: tensor<1x20x125x64xbf16>, %m: tensor<1x1x1x125xi1>) -> tensor<1x20x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x20x1x64xbf16>, tensor<1x20x125x64xbf16>, tensor<1x20x125x64xbf16>, tensor<1x1x1x125xi1> -> tensor<1x20x1x64xbf16>
   return %o : tensor<1x20x1x64xbf16>
@@ -37,7 +39,7 @@ func.func @b1_h20_t1_s125(%q: tensor<1x20x1x64xbf16>, %k: tensor<1x20x125x64xbf1
 // CHECK-LABEL: func.func @b8_h20_t1_s125(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c160, %c1, %c1) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c74240_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b8_h20_t1_s125(%q: tensor<8x20x1x64xbf16>, %k: tensor<8x20x125x64xbf16>, %v: tensor<8x20x125x64xbf16>, %m: tensor<8x1x1x125xi1>) -> tensor<8x20x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<8x20x1x64xbf16>, tensor<8x20x125x64xbf16>, tensor<8x20x125x64xbf16>, tensor<8x1x1x125xi1> -> tensor<8x20x1x64xbf16>
   return %o : tensor<8x20x1x64xbf16>
@@ -50,7 +52,7 @@ func.func @b8_h20_t1_s125(%q: tensor<8x20x1x64xbf16>, %k: tensor<8x20x125x64xbf1
 // CHECK-LABEL: func.func @b1_h1_t1_s190(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c64512_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b1_h1_t1_s190(%q: tensor<1x1x1x64xbf16>, %k: tensor<1x1x190x64xbf16>, %v: tensor<1x1x190x64xbf16>, %m: tensor<1x1x1x190xi1>) -> tensor<1x1x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x1x1x64xbf16>, tensor<1x1x190x64xbf16>, tensor<1x1x190x64xbf16>, tensor<1x1x1x190xi1> -> tensor<1x1x1x64xbf16>
   return %o : tensor<1x1x1x64xbf16>
@@ -63,7 +65,7 @@ func.func @b1_h1_t1_s190(%q: tensor<1x1x1x64xbf16>, %k: tensor<1x1x190x64xbf16>,
 // CHECK-LABEL: func.func @b4_h12_t1_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in (%c1, %c1, %c2) blocks in (%c48, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c96784_i32
-// CHECK-SAME: %c2_i32 : i32)
+// CHECK-SAME: %c2_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b4_h12_t1_s400(%q: tensor<4x12x1x64xbf16>, %k: tensor<4x12x400x64xbf16>, %v: tensor<4x12x400x64xbf16>, %m: tensor<4x1x1x400xi1>) -> tensor<4x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x1x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x1x1x400xi1> -> tensor<4x12x1x64xbf16>
   return %o : tensor<4x12x1x64xbf16>
@@ -75,7 +77,7 @@ func.func @b4_h12_t1_s400(%q: tensor<4x12x1x64xbf16>, %k: tensor<4x12x400x64xbf1
 // CHECK-LABEL: func.func @b4_h12_t32_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%c1, %c1, %c2) blocks in (%c48, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c101392_i32
-// CHECK-SAME: %c2_i32 : i32)
+// CHECK-SAME: %c2_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b4_h12_t32_s400(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x400x64xbf16>, %v: tensor<4x12x400x64xbf16>, %m: tensor<4x1x32x400xi1>) -> tensor<4x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x32x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x1x32x400xi1> -> tensor<4x12x32x64xbf16>
   return %o : tensor<4x12x32x64xbf16>
@@ -87,7 +89,7 @@ func.func @b4_h12_t32_s400(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x400x64xb
 // CHECK-LABEL: func.func @b1_h12_t32_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%c1, %c1, %c4) blocks in (%c12, %c1, %c4) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c73744_i32
-// CHECK-SAME: %c4_i32 : i32)
+// CHECK-SAME: %c4_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b1_h12_t32_s400(%q: tensor<1x12x32x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x32x400xi1>) -> tensor<1x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x32x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x32x400xi1> -> tensor<1x12x32x64xbf16>
   return %o : tensor<1x12x32x64xbf16>
@@ -99,7 +101,7 @@ func.func @b1_h12_t32_s400(%q: tensor<1x12x32x64xbf16>, %k: tensor<1x12x400x64xb
 // CHECK-LABEL: func.func @b8_h12_t32_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c96, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c82944_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b8_h12_t32_s400(%q: tensor<8x12x32x64xbf16>, %k: tensor<8x12x400x64xbf16>, %v: tensor<8x12x400x64xbf16>, %m: tensor<8x1x32x400xi1>) -> tensor<8x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<8x12x32x64xbf16>, tensor<8x12x400x64xbf16>, tensor<8x12x400x64xbf16>, tensor<8x1x32x400xi1> -> tensor<8x12x32x64xbf16>
   return %o : tensor<8x12x32x64xbf16>
@@ -111,7 +113,7 @@ func.func @b8_h12_t32_s400(%q: tensor<8x12x32x64xbf16>, %k: tensor<8x12x400x64xb
 // CHECK-LABEL: func.func @b4_h12_t32_s250(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c48, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c82944_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b4_h12_t32_s250(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x250x64xbf16>, %v: tensor<4x12x250x64xbf16>, %m: tensor<4x1x32x250xi1>) -> tensor<4x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x32x64xbf16>, tensor<4x12x250x64xbf16>, tensor<4x12x250x64xbf16>, tensor<4x1x32x250xi1> -> tensor<4x12x32x64xbf16>
   return %o : tensor<4x12x32x64xbf16>
@@ -123,7 +125,7 @@ func.func @b4_h12_t32_s250(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x250x64xb
 // CHECK-LABEL: func.func @b16_h12_t32_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c82944_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h12_t32_s400(%q: tensor<16x12x32x64xbf16>, %k: tensor<16x12x400x64xbf16>, %v: tensor<16x12x400x64xbf16>, %m: tensor<16x1x32x400xi1>) -> tensor<16x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x32x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x1x32x400xi1> -> tensor<16x12x32x64xbf16>
   return %o : tensor<16x12x32x64xbf16>
@@ -131,11 +133,24 @@ func.func @b16_h12_t32_s400(%q: tensor<16x12x32x64xbf16>, %k: tensor<16x12x400x6
 
 // -----
 
-// 192 CTAs of 4 groups (one stage): no split.
+// 12 CTAs of 4 groups, one trip each: a tmaCopies launch (the runtime runs
+// g4_tma; host IR the cp.async g4), with the trip mbarrier's 16 bytes.
+// CHECK-LABEL: func.func @b1_h12_t1_s250(
+// CHECK-NOT: xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c12, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87568_i32
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+func.func @b1_h12_t1_s250(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x1x250xi1>) -> tensor<1x12x1x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x1x250xi1> -> tensor<1x12x1x64xbf16>
+  return %o : tensor<1x12x1x64xbf16>
+}
+
+// -----
+
+// 192 CTAs of 4 groups (one stage), two trips: no split, not tmaCopies.
 // CHECK-LABEL: func.func @b16_h12_t1_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87552_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h12_t1_s400(%q: tensor<16x12x1x64xbf16>, %k: tensor<16x12x400x64xbf16>, %v: tensor<16x12x400x64xbf16>, %m: tensor<16x1x1x400xi1>) -> tensor<16x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x1x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x1x1x400xi1> -> tensor<16x12x1x64xbf16>
   return %o : tensor<16x12x1x64xbf16>
@@ -147,7 +162,7 @@ func.func @b16_h12_t1_s400(%q: tensor<16x12x1x64xbf16>, %k: tensor<16x12x400x64x
 // CHECK-LABEL: func.func @b4_h12_t240_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c48, %c4, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c40960_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b4_h12_t240_s400(%q: tensor<4x12x240x64xbf16>, %k: tensor<4x12x400x64xbf16>, %v: tensor<4x12x400x64xbf16>, %m: tensor<4x1x240x400xi1>) -> tensor<4x12x240x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x240x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x12x400x64xbf16>, tensor<4x1x240x400xi1> -> tensor<4x12x240x64xbf16>
   return %o : tensor<4x12x240x64xbf16>
@@ -159,7 +174,7 @@ func.func @b4_h12_t240_s400(%q: tensor<4x12x240x64xbf16>, %k: tensor<4x12x400x64
 // CHECK-LABEL: func.func @b16_h12_t480_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c192, %c8, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c40960_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h12_t480_s400(%q: tensor<16x12x480x64xbf16>, %k: tensor<16x12x400x64xbf16>, %v: tensor<16x12x400x64xbf16>, %m: tensor<16x1x480x400xi1>) -> tensor<16x12x480x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x480x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x1x480x400xi1> -> tensor<16x12x480x64xbf16>
   return %o : tensor<16x12x480x64xbf16>
@@ -171,7 +186,7 @@ func.func @b16_h12_t480_s400(%q: tensor<16x12x480x64xbf16>, %k: tensor<16x12x400
 // CHECK-LABEL: func.func @b16_h20_t1_s125(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c320, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %c34816_i32
-// CHECK-SAME: %c1_i32 : i32)
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h20_t1_s125(%q: tensor<16x20x1x64xbf16>, %k: tensor<16x20x125x64xbf16>, %v: tensor<16x20x125x64xbf16>, %m: tensor<16x1x1x125xi1>) -> tensor<16x20x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x20x1x64xbf16>, tensor<16x20x125x64xbf16>, tensor<16x20x125x64xbf16>, tensor<16x1x1x125xi1> -> tensor<16x20x1x64xbf16>
   return %o : tensor<16x20x1x64xbf16>
@@ -184,7 +199,7 @@ func.func @b16_h20_t1_s125(%q: tensor<16x20x1x64xbf16>, %k: tensor<16x20x125x64x
 // CHECK-LABEL: func.func @b1_h12_t240_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%c1, %c1, %c2) blocks in (%c12, %c4, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c77840_i32
-// CHECK-SAME: %c2_i32 : i32)
+// CHECK-SAME: %c2_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b1_h12_t240_s400(%q: tensor<1x12x240x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x240x400xi1>) -> tensor<1x12x240x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x240x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x240x400xi1> -> tensor<1x12x240x64xbf16>
   return %o : tensor<1x12x240x64xbf16>

@@ -99,10 +99,11 @@
 // transposed [B,H,T,D] view and launches with the runtime B and T.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: gpu.module @moss_kernels
-// CHECK: llvm.mlir.global external @__streaming_attention_d64_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.mlir.global external @__streaming_attention_d64_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-NOT: llvm.mlir.global
 // The function for one key group (long chunks); g2..g4 follow.
-// CHECK: gpu.func @streaming_attention_d64_g1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32) kernel
+// CHECK: gpu.func @streaming_attention_d64_g1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
+// CHECK-SAME: moss.byval_args = array<i32: 25, 26>
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 3 : i32
 // CHECK: gpu.block_dim x
@@ -187,7 +188,7 @@
 // merges the slots in order from its own shared memory (two splits' loads
 // at a time), then stores the output. No remote loads, no cluster barrier
 // at the end, no global partials, fences or atomics.
-// CHECK: gpu.func @streaming_attention_d64_g1_split({{.*}}, %[[SPLITS1:[^:]*]]: i32) kernel
+// CHECK: gpu.func @streaming_attention_d64_g1_split({{.*}}, %[[SPLITS1:[^:]*]]: i32, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) kernel
 // CHECK-SAME: nvvm.minctasm = 3 : i32
 // CHECK: gpu.block_id z
 // CHECK: nvvm.mbarrier.init
@@ -234,6 +235,20 @@
 // CHECK: nvvm.cluster.arrive.relaxed
 // CHECK: st.async.shared::cluster
 // CHECK-NOT: nvvm.cluster.arrive
+// CHECK: gpu.return
+// The ninth, g4_tma: thread 0 initializes the trip's mbarrier and has the
+// TMA engine copy each tile's K and V box from the tensor maps; no cp.async
+// of K or V (only Q's 16 rows).
+// CHECK: gpu.func @streaming_attention_d64_g4_tma({{.*}}, %[[KMAP4:[^:]*]]: !llvm.ptr, %[[VMAP4:[^:]*]]: !llvm.ptr) kernel
+// CHECK-SAME: moss.byval_args = array<i32: 25, 26>
+// CHECK: nvvm.mbarrier.init
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP4]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP4]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: mbarrier.try_wait.parity
+// CHECK: nvvm.mma.sync
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
@@ -345,8 +360,18 @@
 // CHECK: %[[ENTRYWARPS:.*]] = arith.muli %[[ENTRIES]], %[[RW]]
 // CHECK: %[[ENTRYBYTES:.*]] = arith.muli %[[ENTRYWARPS]], %c4608
 // CHECK: %[[MERGEBYTES:.*]] = arith.addi %[[ENTRYBYTES]], %[[MBAR]]
+// A tmaCopies launch (four groups, one pass, one trip, <= 132 CTAs) counts
+// g4_tma's trip mbarrier.
+// CHECK: %[[FEWCTAS:.*]] = arith.cmpi ule, %{{.*}}, %c132{{.*}} : index
+// CHECK: %[[ONETRIP:.*]] = arith.cmpi ule, %{{.*}}, %[[GROUPS]] : index
+// CHECK: %[[SMALL:.*]] = arith.andi %[[ONETRIP]], %[[FEWCTAS]]
+// CHECK: %[[FOURG:.*]] = arith.cmpi eq, %[[GROUPS]], %c4
+// CHECK: %[[G4ONEPASS:.*]] = arith.andi %[[FOURG]], %[[ONEPASS]]
+// CHECK: %[[TMACOPIES:.*]] = arith.andi %[[G4ONEPASS]], %[[SMALL]]
+// CHECK: %[[TRIPBAR:.*]] = arith.select %[[TMACOPIES]], %c16{{.*}}, %c0{{.*}} : index
 // CHECK: %[[SQ:.*]] = arith.addi %[[SLOTBYTES]], %[[QBYTES]]
-// CHECK: %[[SMEM:.*]] = arith.addi %[[SQ]], %[[MERGEBYTES]]
+// CHECK: %[[SQM:.*]] = arith.addi %[[SQ]], %[[MERGEBYTES]]
+// CHECK: %[[SMEM:.*]] = arith.addi %[[SQM]], %[[TRIPBAR]]
 // CHECK-NOT: memref<?xf32>
 // CHECK-DAG: %[[B32:.*]] = arith.index_cast %[[B]] : index to i32
 // CHECK-DAG: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
@@ -363,7 +388,7 @@
 // CHECK: case 1 {
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
 // CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QST]] : i64,
-// CHECK-SAME: %[[MSB]] : i64, %[[MST]] : i64, %[[MSS]] : i64, %[[B32]] : i32, %{{.*}} : i32, %[[T32]] : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[BTHD0]] : i32, %[[NOSKIP]] : i32, %[[N32]] : i32)
+// CHECK-SAME: %[[MSB]] : i64, %[[MST]] : i64, %[[MSS]] : i64, %[[B32]] : i32, %{{.*}} : i32, %[[T32]] : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[BTHD0]] : i32, %[[NOSKIP]] : i32, %[[N32]] : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 // CHECK: case 2 {
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
 // CHECK: case 3 {
@@ -374,7 +399,7 @@
 // CHECK: scf.index_switch %[[GROUPS]]
 // CHECK: case 1 {
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
-// CHECK-SAME: %[[N32]] : i32)
+// CHECK-SAME: %[[N32]] : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 // CHECK: case 2 {
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in
 // CHECK: case 3 {
@@ -393,7 +418,10 @@ func.func @bthd(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: te
 // -----
 
 // bhtd stores the result as shaped (no transpose); layout, skip flag and the
-// given scale reach the kernel as arguments.
+// given scale reach the kernel as arguments. (The module label ends the
+// previous case before this one's kernels, whose functions carry
+// moss.byval_args.)
+// CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @bhtd_skip_scale
 // CHECK-NOT: memref.transpose
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x20x15x64xbf16>
@@ -401,8 +429,12 @@ func.func @bthd(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: te
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK-DAG: %[[BHTD:.*]] = arith.constant 1 : i32
 // CHECK-DAG: %[[SKIP:.*]] = arith.constant 1 : i32
+// The cp.async functions: host IR has no driver to encode tensor maps, which
+// are null.
+// CHECK-DAG: %[[KMAP:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-DAG: %[[VMAP:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64
-// CHECK-SAME: %[[SCALE]] : f32, %[[BHTD]] : i32, %[[SKIP]] : i32, %{{.*}} : i32)
+// CHECK-SAME: %[[SCALE]] : f32, %[[BHTD]] : i32, %[[SKIP]] : i32, %{{.*}} : i32, %[[KMAP]] : !llvm.ptr, %[[VMAP]] : !llvm.ptr)
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x20x15x64xbf16> to tensor<2x20x15x64xbf16>
 // CHECK-NOT: moss.
 func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xbf16>, %v: tensor<2x20x125x64xbf16>, %m: tensor<2x1x15x125xi1>) -> tensor<2x20x15x64xbf16> {
@@ -412,7 +444,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 
 // -----
 
-// Every attention op shares the eight functions.
+// Every attention op shares the nine functions.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2(
@@ -422,6 +454,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_split(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g3_split(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_split(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
 // CHECK-COUNT-4: scf.index_switch

@@ -10,6 +10,14 @@ namespace moss {
 inline constexpr llvm::StringLiteral kKernelModuleName = "moss_kernels";
 /// Runtime entry point that serves `vendor_fallback` GEMMs.
 inline constexpr llvm::StringLiteral kVendorLinearFn = "moss_vendor_linear";
+/// Attribute of a generated `gpu.func`: the indices of its pointer arguments
+/// that are 128-byte structs passed by value (CUtensorMaps), which
+/// moss-kernel-byval-args turns into byval grid constants after
+/// convert-gpu-to-nvvm (that pass drops argument attributes).
+inline constexpr llvm::StringLiteral kByvalArgsAttrName = "moss.byval_args";
+/// Size and alignment of such an argument (a CUtensorMap).
+inline constexpr int64_t kByvalArgBytes = 128;
+inline constexpr int64_t kByvalArgAlign = 64;
 
 class LinearOp;
 
