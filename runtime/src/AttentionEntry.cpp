@@ -151,8 +151,8 @@ struct AttentionCall {
 /// k or v ([B, H, S, 64] bf16, D contiguous) as the kernel's TMA tensor map:
 /// boxes of 64 keys x 64 d (128 bytes a row, the 128-byte swizzle of the
 /// kernel's K/V slots), keys past S zero-filled. False when the driver
-/// refuses the layout (a stride of 0, say): the kernel then copies by
-/// cp.async, which serves every layout validate() accepts.
+/// refuses the layout (a stride of 0, say): the cp.async function then
+/// serves the launch, as it serves every layout validate() accepts.
 bool encodeKvMap(const DriverApi &api, const void *base,
                  const moss_attention_args &a, const int64_t *stride,
                  CUtensorMap &out) {

@@ -68,9 +68,7 @@ constexpr int64_t kAttentionMaxSlots = 4;
 /// In the TMA function (attentionHasTmaCopies), one mbarrier a stage at the
 /// very end (8 bytes, one stage: G = 4): the trip's TMA copies complete on
 /// it; AttentionLaunch::sharedBytes counts it for tmaCopies launches. At the
-/// end, so that every other offset is as in the functions without (a Q area
-/// moved by 128 bytes had cost the two-group function 0.15 us at H=20 S=125 B=1
-/// T=32 on an H200).
+/// end, so that every other offset stays as in ABI 9.
 constexpr int64_t kAttentionTripBarrierBytes = 16;
 /// Each warp keeps its 16 Q rows (bf16) after the slots.
 constexpr int64_t kAttentionQBytesPerWarp = 16 * 64 * 2;
@@ -187,10 +185,10 @@ struct AttentionLaunch {
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
   /// The launch may run the TMA function (attentionHasTmaCopies), having one
   /// trip a CTA (tilesPerSplit <= kvGroups) and a grid of at most one CTA an
-  /// SM. H200: H=12 S=250 T=1 B=1 4.11 -> 3.67
-  /// us, B=4 4.30 -> 4.08; 0.1 us slower at B=16 (192 CTAs), and 0.2 at
-  /// H=12 S=400 B=16 T=1, whose two trips copy the second after the compute
-  /// (one stage).
+  /// SM. H200 against ABI 9: H=12 S=250 T=1 B=1 4.08 -> 3.67 us, B=4 4.41 ->
+  /// 3.98; the engine was 0.1 us slower at B=16 (192 CTAs) and 0.2 at H=12
+  /// S=400 B=16 T=1, whose two trips copy the second after the compute (one
+  /// stage).
   bool tmaCopies = false;
   /// Dynamic shared memory: stages * kvGroups slots, 2 KiB a compute warp,
   /// the merge area, then (tmaCopies) the trip's mbarrier.
