@@ -243,8 +243,7 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.stages = attentionStages(launch.kvGroups);
   launch.tmaCopies =
       attentionHasTmaCopies(launch.kvGroups, launch.splits > 1) &&
-      launch.tilesPerSplit <= launch.kvGroups &&
-      launch.gridX * launch.gridY <= kAttentionSms;
+      launch.tilesPerSplit <= launch.kvGroups;
   launch.sharedBytes =
       launch.stages * launch.kvGroups * kAttentionSlotBytes +
       launch.computeWarps * kAttentionQBytesPerWarp +

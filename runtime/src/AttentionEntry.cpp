@@ -188,12 +188,19 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                                      tuning.attentionCopyWarps))
     return invalidArgument(err);
   // K and V by the TMA engine (the g4_tma function) where the rule says so
-  // and both maps encode; the maps travel by value in the launch's
-  // parameters (a graph keeps its copy).
+  // (or, with MOSS_ATTENTION_TMA=2, wherever such a function exists) and
+  // both maps encode; the maps travel by value in the launch's parameters
+  // (a graph keeps its copy).
   alignas(64) CUtensorMap kMap = {}, vMap = {};
-  const bool tma = tuning.attentionTma && launch.tmaCopies &&
-                   encodeKvMap(api, a.k, a, a.k_stride, kMap) &&
+  const bool wanted =
+      tuning.attentionTma == 2
+          ? config::attentionHasTmaCopies(launch.kvGroups, launch.splits > 1)
+          : tuning.attentionTma == 1 && launch.tmaCopies;
+  const bool tma = wanted && encodeKvMap(api, a.k, a, a.k_stride, kMap) &&
                    encodeKvMap(api, a.v, a, a.v_stride, vMap);
+  // The rule counts g4_tma's trip mbarrier only for its own launches.
+  if (tma && !launch.tmaCopies)
+    launch.sharedBytes += config::kAttentionTripBarrierBytes;
   const void *q = a.q, *k = a.k, *v = a.v, *mask = a.mask;
   void *out = a.out;
   int64_t strides[12] = {a.q_stride[0],    a.q_stride[1],    a.q_stride[2],

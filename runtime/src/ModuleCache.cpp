@@ -111,7 +111,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_PDL", 0, 1, attentionPdl);
   if (status.ok())
-    status = intFromEnv("MOSS_ATTENTION_TMA", 0, 1, tma);
+    status = intFromEnv("MOSS_ATTENTION_TMA", 0, 2, tma);
   if (!status.ok())
     return status;
   config.slots = static_cast<size_t>(slots);
@@ -120,7 +120,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   config.attentionSplits = splits;
   config.attentionKvGroups = groups;
   config.attentionCopyWarps = copyWarps;
-  config.attentionTma = tma == 1;
+  config.attentionTma = static_cast<int>(tma);
   out = config;
   return success();
 }

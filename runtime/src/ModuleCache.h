@@ -41,10 +41,12 @@ struct WorkspaceConfig {
   int64_t attentionKvGroups = 0;
   /// MOSS_ATTENTION_COPY_WARPS (0..3): forced copy warps; -1 = rule.
   int64_t attentionCopyWarps = -1;
-  /// MOSS_ATTENTION_TMA=0: K and V always by cp.async (default 1: through
-  /// the TMA engine in the launches the rule marks (AttentionLaunch::
-  /// tmaCopies) whenever the driver encodes k and v as tensor maps).
-  bool attentionTma = true;
+  /// MOSS_ATTENTION_TMA: 0 = K and V always by cp.async; 1 (default) = by
+  /// the TMA engine (g4_tma) in the launches the rule marks
+  /// (AttentionLaunch::tmaCopies); 2 = in every launch that has a TMA
+  /// function (attentionHasTmaCopies), a tuning knob for measuring the rule.
+  /// Either only where the driver encodes k and v as tensor maps.
+  int attentionTma = 1;
   /// MOSS_CODEC_GEMM_PDL=1: generated GEMMs are launched as programmatic
   /// dependents of the previous kernel in the stream (they fetch W before
   /// waiting for it; docs/kernel-abi.md).
@@ -58,7 +60,7 @@ struct WorkspaceConfig {
 /// MOSS_ATTENTION_SPLITS (1..8), MOSS_ATTENTION_KV_GROUPS (1..4),
 /// MOSS_ATTENTION_COPY_WARPS (0..3; all default to the launch rule),
 /// MOSS_CODEC_GEMM_PDL and MOSS_ATTENTION_PDL (0 or 1, default 0) and
-/// MOSS_ATTENTION_TMA (0 or 1, default 1).
+/// MOSS_ATTENTION_TMA (0..2, default 1).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
 struct WorkspaceSlot {

@@ -264,21 +264,20 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
   EXPECT_EQ(derive(64, 20, 1, 400).splits, 1); // the rule never asks for it
 }
 
-TEST(AttentionLaunchTest, TmaFunctionForSmallOneTripFourGroupLaunches) {
+TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   for (int64_t g = 1; g <= 4; ++g) {
     EXPECT_EQ(attentionHasTmaCopies(g, false), g == 4);
     EXPECT_FALSE(attentionHasTmaCopies(g, true));
   }
-  // H = 12, S = 250 decode: four groups, the four tiles in one trip, 12 and
-  // 48 CTAs; the trip's mbarrier (16 bytes) ends the shared memory.
+  // H = 12, S = 250 decode: four groups, the four tiles in one trip; the
+  // trip's mbarrier (16 bytes) ends the shared memory.
   AttentionLaunch s250 = derive(1, 12, 1, 250);
   ASSERT_EQ(s250.kvGroups, 4);
   ASSERT_EQ(s250.splits, 1);
   EXPECT_TRUE(s250.tmaCopies);
   EXPECT_EQ(s250.sharedBytes, 4 * 16384 + 4 * 2048 + 3 * 4608 + 16);
   EXPECT_TRUE(derive(4, 12, 1, 250).tmaCopies);
-  // 192 CTAs: more than one an SM.
-  EXPECT_FALSE(derive(16, 12, 1, 250).tmaCopies);
+  EXPECT_TRUE(derive(16, 12, 1, 250).tmaCopies); // 192 CTAs
   // S = 400, B = 4: two splits of four tiles (the split function).
   AttentionLaunch b4 = derive(4, 12, 1, 400);
   ASSERT_EQ(b4.kvGroups, 4);

@@ -616,7 +616,8 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
                  Case{2, 12, 1, 250, MaskKind::Ring},          // 24 CTAs
                  Case{3, 12, 8, 250, MaskKind::SparseHistory}, // empty tiles
                  Case{2, 5, 16, 200, MaskKind::Random},        // 8-key tail
-                 Case{1, 3, 1, 256, MaskKind::Random}}) {      // no tail
+                 Case{1, 3, 1, 256, MaskKind::Random},         // no tail
+                 Case{16, 12, 1, 250, MaskKind::Ring}}) {      // 192 CTAs
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
@@ -637,6 +638,44 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
     a = dev.base;
     a.layout = MOSS_LAYOUT_BHTD;
     EXPECT_EQ(head(dev.run(h.rt, a), n), head(dev.run(cp.rt, a), n)) << "bhtd";
+  }
+}
+
+TEST_F(Attention, ForcedTmaCopiesChangeNothing) {
+  // MOSS_ATTENTION_TMA=2 runs g4_tma for every one-pass four-group launch,
+  // also those of two trips the rule leaves to cp.async (one stage, so the
+  // trip's mbarrier completes twice; with skip on, trips of fewer tiles
+  // expect fewer bytes).
+  RuntimeHandle cp, forced;
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "2", forced), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  struct Case {
+    int64_t B, H, T, S;
+    MaskKind kind;
+  };
+  for (Case c : {Case{16, 12, 1, 400, MaskKind::Ring},          // two trips
+                 Case{16, 12, 8, 400, MaskKind::SparseHistory}, // empty ones
+                 Case{8, 12, 1, 400, MaskKind::Random}}) {      // 96 CTAs
+    moss::config::AttentionLaunch launch;
+    std::string err;
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
+                                                    launch, err));
+    Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 130 + c.T);
+    SCOPED_TRACE(caseName(p));
+    ASSERT_EQ(launch.kvGroups, 4);
+    ASSERT_EQ(launch.splits, 1);
+    ASSERT_FALSE(launch.tmaCopies);
+    DeviceProblem dev(p);
+    size_t n = p.outElems();
+    std::vector<uint16_t> byCpAsync = head(dev.run(cp.rt, dev.base), n);
+    EXPECT_LE(relativeL2(byCpAsync, reference(p)), kAttentionTolerance);
+    EXPECT_EQ(head(dev.run(forced.rt, dev.base), n), byCpAsync);
+    moss_attention_args a = dev.base;
+    a.skip_empty_tiles = 1;
+    EXPECT_EQ(head(dev.run(forced.rt, a), n), head(dev.run(cp.rt, a), n))
+        << "skip on";
   }
 }
 

@@ -184,11 +184,11 @@ struct AttentionLaunch {
   int64_t splits = 0;        ///< gridDim.z = cluster size z; no split is empty.
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
   /// The launch may run the TMA function (attentionHasTmaCopies), having one
-  /// trip a CTA (tilesPerSplit <= kvGroups) and a grid of at most one CTA an
-  /// SM. H200 against ABI 9: H=12 S=250 T=1 B=1 4.08 -> 3.67 us, B=4 4.41 ->
-  /// 3.98; the engine was 0.1 us slower at B=16 (192 CTAs) and 0.2 at H=12
-  /// S=400 B=16 T=1, whose two trips copy the second after the compute (one
-  /// stage).
+  /// trip a CTA (tilesPerSplit <= kvGroups). H200 against ABI 9: H=12 S=250
+  /// T=1 B=1 4.08 -> 3.67 us, B=4 4.41 -> 3.98; at B=16 level plainly and
+  /// 0.17 faster with PDL. Launches of two trips copy the second after the
+  /// compute (one stage): H=12 S=400 B=16 T=1 was 0.14 us slower plainly
+  /// with the engine (benchmarks/results/2026-12-04e-h200/forced-tma).
   bool tmaCopies = false;
   /// Dynamic shared memory: stages * kvGroups slots, 2 KiB a compute warp,
   /// the merge area, then (tmaCopies) the trip's mbarrier.

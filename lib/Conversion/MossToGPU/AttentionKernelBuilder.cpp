@@ -11,15 +11,15 @@
 // Copies. Every thread takes part in every tile of a trip with 16-byte
 // cp.async (one commit group per trip), except in g4_tma, the ninth
 // function, which the runtime launches instead of g4 for one-trip launches
-// of at most one CTA an SM whenever the driver encodes k and v as tensor
-// maps: there thread 0 has the TMA engine copy each tile as one box of K
+// whenever the driver encodes k and v as tensor maps: there thread 0 has
+// the TMA engine copy each tile as one box of K
 // and one of V (64 keys x 128 bytes, swizzled, keys past S zero-filled),
 // completing on the stage's mbarrier, and every thread spins on its phase.
 // H200 (benchmarks/results/2026-12-04e-h200): H=12 S=250 T=1 B=1 4.08 ->
 // 3.67 us, B=4 4.41 -> 3.98; in the one- and two-group functions, in split
-// launches and in larger grids the engine was slower, and with both paths
-// in one function its cp.async path was (ptxas). cp.async.bulk of 128-byte
-// rows had been 1.4-3x slower (the engine serializes small copies).
+// and two-trip launches the engine was slower, and with both paths in one
+// function its cp.async path was (ptxas). cp.async.bulk of 128-byte rows
+// had been 1.4-3x slower (the engine serializes small copies).
 // Copy warps: a CTA of two or three key groups of one row warp may carry
 // warps past its rowWarps x kvGroups compute warps (the launch rule adds them
 // in grids of at most one CTA an SM). They take part in every copy and

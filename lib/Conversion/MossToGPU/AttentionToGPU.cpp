@@ -237,13 +237,12 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         rw, loc,
         mul(mul(entries, rowWarps), c(config::kAttentionMergeBytesPerWarp)),
         select(onePass, c(0), c(config::kAttentionMergeBarrierBytes)));
-    // A launch the rule marks tmaCopies (one-pass, four groups, one trip, at
-    // most one CTA an SM) counts g4_tma's trip mbarrier last, though this
-    // launch copies by cp.async (no tensor maps here).
+    // A launch the rule marks tmaCopies (one-pass, four groups, one trip)
+    // counts g4_tma's trip mbarrier last, though this launch copies by
+    // cp.async (no tensor maps here).
     Value tmaCopies = arith::AndIOp::create(
         rw, loc, arith::AndIOp::create(rw, loc, eq(groups, 4), onePass),
-        arith::AndIOp::create(rw, loc, ule(tilesPerSplit, groups),
-                              ule(ctas, c(config::kAttentionSms))));
+        ule(tilesPerSplit, groups));
     Value tripBarrier =
         select(tmaCopies, c(config::kAttentionTripBarrierBytes), c(0));
     Value sharedBytes = arith::AddIOp::create(

@@ -360,14 +360,12 @@
 // CHECK: %[[ENTRYWARPS:.*]] = arith.muli %[[ENTRIES]], %[[RW]]
 // CHECK: %[[ENTRYBYTES:.*]] = arith.muli %[[ENTRYWARPS]], %c4608
 // CHECK: %[[MERGEBYTES:.*]] = arith.addi %[[ENTRYBYTES]], %[[MBAR]]
-// A tmaCopies launch (four groups, one pass, one trip, <= 132 CTAs) counts
-// g4_tma's trip mbarrier.
-// CHECK: %[[FEWCTAS:.*]] = arith.cmpi ule, %{{.*}}, %c132{{.*}} : index
+// A tmaCopies launch (four groups, one pass, one trip) counts g4_tma's trip
+// mbarrier.
 // CHECK: %[[ONETRIP:.*]] = arith.cmpi ule, %{{.*}}, %[[GROUPS]] : index
-// CHECK: %[[SMALL:.*]] = arith.andi %[[ONETRIP]], %[[FEWCTAS]]
 // CHECK: %[[FOURG:.*]] = arith.cmpi eq, %[[GROUPS]], %c4
 // CHECK: %[[G4ONEPASS:.*]] = arith.andi %[[FOURG]], %[[ONEPASS]]
-// CHECK: %[[TMACOPIES:.*]] = arith.andi %[[G4ONEPASS]], %[[SMALL]]
+// CHECK: %[[TMACOPIES:.*]] = arith.andi %[[G4ONEPASS]], %[[ONETRIP]]
 // CHECK: %[[TRIPBAR:.*]] = arith.select %[[TMACOPIES]], %c16{{.*}}, %c0{{.*}} : index
 // CHECK: %[[SQ:.*]] = arith.addi %[[SLOTBYTES]], %[[QBYTES]]
 // CHECK: %[[SQM:.*]] = arith.addi %[[SQ]], %[[MERGEBYTES]]
