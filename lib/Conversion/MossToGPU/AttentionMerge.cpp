@@ -233,7 +233,7 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   // z = 0, 1, ...; the other ranks are done (their pushes need nothing of
   // them), and rank 0's slots live until it has read them.
   emitIf(both(writer, isZero(mv.z)), [&] {
-    emitSpinOnPhase0(b, loc, barrier);
+    emitSpinOnParity(b, loc, barrier);
     mergeSplits([&](Value z) {
       Value base = add(entry, mul(z, slotFloats));
       auto vectorAt = [&](int64_t i) {

@@ -697,7 +697,7 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
     pushAsync(elementPtr(remote, f32, 4), hi, remoteBarrier);
   });
   gpu::BarrierOp::create(b, loc); // this rank's own slot
-  emitSpinOnPhase0(b, loc, recvBarrier);
+  emitSpinOnParity(b, loc, recvBarrier);
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
     Value item = add(mul(mLocal, shape.colGroups), divU(nLocal, 8));
     Value index = sub(item, mul(slice, share));

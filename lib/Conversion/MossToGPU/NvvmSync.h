@@ -16,6 +16,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 
+#include <string>
+
 namespace moss {
 
 constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
@@ -60,29 +62,23 @@ inline void emitStAsyncV4F32(mlir::OpBuilder &b, mlir::Location loc,
       mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
 }
 
-/// Spins until phase 0 of a CTA-local mbarrier has completed. A spin: NVVM's
+/// Spins until the phase of a CTA-local mbarrier with parity `parity` (i32,
+/// 0 or 1; null: the constant 0, an immediate) has completed. A spin: NVVM's
 /// try_wait.parity carries a suspend-time hint that cost 0.25-0.4 us in the
 /// GEMM kernels (benchmarks/results/2026-12-04-h200).
-inline void emitSpinOnPhase0(mlir::OpBuilder &b, mlir::Location loc,
-                             mlir::Value barrier) {
-  mlir::LLVM::InlineAsmOp::create(
-      b, loc, mlir::TypeRange(), mlir::ValueRange{barrier},
-      "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, "
-      "[$0], 0; @!p bra R${:uid}; }",
-      "r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      mlir::LLVM::tailcallkind::TailCallKind::None,
-      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
-}
-
-/// Spins until the phase of a CTA-local mbarrier with parity `parity` (i32,
-/// 0 or 1) has completed; a spin for the same reason as emitSpinOnPhase0.
 inline void emitSpinOnParity(mlir::OpBuilder &b, mlir::Location loc,
-                             mlir::Value barrier, mlir::Value parity) {
+                             mlir::Value barrier,
+                             mlir::Value parity = mlir::Value()) {
+  llvm::SmallVector<mlir::Value, 2> operands = {barrier};
+  if (parity)
+    operands.push_back(parity);
+  std::string text = std::string("{ .reg .pred p; R${:uid}: "
+                                 "mbarrier.try_wait.parity.shared.b64 p, "
+                                 "[$0], ") +
+                     (parity ? "$1" : "0") + "; @!p bra R${:uid}; }";
   mlir::LLVM::InlineAsmOp::create(
-      b, loc, mlir::TypeRange(), mlir::ValueRange{barrier, parity},
-      "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, "
-      "[$0], $1; @!p bra R${:uid}; }",
-      "r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      b, loc, mlir::TypeRange(), operands, text, parity ? "r,r" : "r",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
       mlir::LLVM::tailcallkind::TailCallKind::None,
       mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
 }
