@@ -601,51 +601,13 @@ TEST_F(Attention, CopyWarpsChangeNothing) {
 }
 
 TEST_F(Attention, TmaCopiesChangeNothing) {
-  // K and V by the TMA engine (the default for one-trip four-group
-  // launches) or by every thread's cp.async (MOSS_ATTENTION_TMA=0): only how
-  // the tiles reach shared memory differs, so every output bit is the same,
-  // with tail tiles, skip on, the bhtd layout and a strided mask.
-  RuntimeHandle cp;
-  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
-      << moss_runtime_last_error(nullptr);
-  struct Case {
-    int64_t B, H, T, S;
-    MaskKind kind;
-  };
-  for (Case c : {Case{1, 12, 1, 250, MaskKind::Ring},          // 58-key tail
-                 Case{2, 12, 1, 250, MaskKind::Ring},          // 24 CTAs
-                 Case{3, 12, 8, 250, MaskKind::SparseHistory}, // empty tiles
-                 Case{2, 5, 16, 200, MaskKind::Random},        // 8-key tail
-                 Case{1, 3, 1, 256, MaskKind::Random},         // no tail
-                 Case{16, 12, 1, 250, MaskKind::Ring}}) {      // 192 CTAs
-    moss::config::AttentionLaunch launch;
-    std::string err;
-    ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
-                                                    launch, err));
-    Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 110 + c.S);
-    SCOPED_TRACE(caseName(p) + " -> splits " + std::to_string(launch.splits) +
-                 " x " + std::to_string(launch.kvGroups) + " groups");
-    ASSERT_TRUE(launch.tmaCopies);
-    DeviceProblem dev(p);
-    size_t n = p.outElems();
-    std::vector<uint16_t> byCpAsync = head(dev.run(cp.rt, dev.base), n);
-    EXPECT_LE(relativeL2(byCpAsync, reference(p)), kAttentionTolerance);
-    EXPECT_EQ(head(dev.run(h.rt, dev.base), n), byCpAsync) << "TMA";
-    moss_attention_args a = dev.transposedMask();
-    a.skip_empty_tiles = 1;
-    EXPECT_EQ(head(dev.run(h.rt, a), n), head(dev.run(cp.rt, a), n))
-        << "skip on, mask [B,S,T]";
-    a = dev.base;
-    a.layout = MOSS_LAYOUT_BHTD;
-    EXPECT_EQ(head(dev.run(h.rt, a), n), head(dev.run(cp.rt, a), n)) << "bhtd";
-  }
-}
-
-TEST_F(Attention, ForcedTmaCopiesChangeNothing) {
-  // MOSS_ATTENTION_TMA=2 runs g4_tma for every one-pass four-group launch,
-  // also those of two trips the rule leaves to cp.async (one stage, so the
-  // trip's mbarrier completes twice; with skip on, trips of fewer tiles
-  // expect fewer bytes).
+  // K and V by the TMA engine (g4_tma: the default for one-trip four-group
+  // launches; with MOSS_ATTENTION_TMA=2 also for two-trip ones, whose one
+  // stage's mbarrier completes twice and, with skip on, expects fewer bytes
+  // for trips of fewer tiles) or by every thread's cp.async
+  // (MOSS_ATTENTION_TMA=0): only how the tiles reach shared memory differs,
+  // so every output bit is the same, with tail tiles, skip on, the bhtd
+  // layout and a strided mask.
   RuntimeHandle cp, forced;
   ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
       << moss_runtime_last_error(nullptr);
@@ -654,28 +616,44 @@ TEST_F(Attention, ForcedTmaCopiesChangeNothing) {
   struct Case {
     int64_t B, H, T, S;
     MaskKind kind;
+    bool byRule; // else two trips, only with MOSS_ATTENTION_TMA=2
   };
-  for (Case c : {Case{16, 12, 1, 400, MaskKind::Ring},          // two trips
-                 Case{16, 12, 8, 400, MaskKind::SparseHistory}, // empty ones
-                 Case{8, 12, 1, 400, MaskKind::Random}}) {      // 96 CTAs
+  for (Case c : {Case{1, 12, 1, 250, MaskKind::Ring, true}, // 58-key tail
+                 Case{2, 12, 1, 250, MaskKind::Ring, true}, // 24 CTAs
+                 Case{3, 12, 8, 250, MaskKind::SparseHistory, true},
+                 Case{2, 5, 16, 200, MaskKind::Random, true}, // 8-key tail
+                 Case{1, 3, 1, 256, MaskKind::Random, true},  // no tail
+                 Case{16, 12, 1, 250, MaskKind::Ring, true},  // 192 CTAs
+                 Case{16, 12, 1, 400, MaskKind::Ring, false}, // two trips
+                 Case{16, 12, 8, 400, MaskKind::SparseHistory, false},
+                 Case{8, 12, 1, 400, MaskKind::Random, false}}) { // 96 CTAs
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
                                                     launch, err));
-    Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 130 + c.T);
-    SCOPED_TRACE(caseName(p));
+    Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 110 + c.S + c.T);
+    SCOPED_TRACE(caseName(p) + " -> splits " + std::to_string(launch.splits) +
+                 " x " + std::to_string(launch.kvGroups) + " groups");
     ASSERT_EQ(launch.kvGroups, 4);
     ASSERT_EQ(launch.splits, 1);
-    ASSERT_FALSE(launch.tmaCopies);
+    ASSERT_EQ(launch.tmaCopies, c.byRule);
+    moss_runtime_t tma = c.byRule ? h.rt : forced.rt;
     DeviceProblem dev(p);
     size_t n = p.outElems();
     std::vector<uint16_t> byCpAsync = head(dev.run(cp.rt, dev.base), n);
     EXPECT_LE(relativeL2(byCpAsync, reference(p)), kAttentionTolerance);
-    EXPECT_EQ(head(dev.run(forced.rt, dev.base), n), byCpAsync);
+    EXPECT_EQ(head(dev.run(tma, dev.base), n), byCpAsync) << "TMA";
     moss_attention_args a = dev.base;
     a.skip_empty_tiles = 1;
-    EXPECT_EQ(head(dev.run(forced.rt, a), n), head(dev.run(cp.rt, a), n))
+    EXPECT_EQ(head(dev.run(tma, a), n), head(dev.run(cp.rt, a), n))
         << "skip on";
+    a = dev.transposedMask();
+    a.skip_empty_tiles = 1;
+    EXPECT_EQ(head(dev.run(tma, a), n), head(dev.run(cp.rt, a), n))
+        << "skip on, mask [B,S,T]";
+    a = dev.base;
+    a.layout = MOSS_LAYOUT_BHTD;
+    EXPECT_EQ(head(dev.run(tma, a), n), head(dev.run(cp.rt, a), n)) << "bhtd";
   }
 }
 
