@@ -123,14 +123,27 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
     --launch.stages;
   launch.stageK = launch.kPerCta / launch.stages;
   const int64_t chunksPerStage = launch.stageK / 32;
-  if (tile.bm == 64) {
-    if (launch.kPerCta % 64 != 0) {
-      err =
-          "bm = 64 (wgmma) needs K/split = " + std::to_string(launch.kPerCta) +
+  // Warpgroup MMAs read both operands from shared memory in 128-byte
+  // swizzle atoms of 64 k. bm = 64: x is A (64 rows), W is B (N = bn).
+  // bn = 64 (bm <= 32): W is A (its 64 rows), x is B (N = bm8), the operand
+  // swap of the mma.sync kernels. (Wider W-as-A tiles, a warpgroup per 64 W
+  // rows, computed wrong sums on an H200 and are not offered: bn >= 128
+  // stays on mma.sync; benchmarks/results/2026-12-04f-h200.)
+  launch.wgmma = tile.bm == 64 || tile.bn == 64;
+  launch.wgmmaWeightsA = launch.wgmma && tile.bm < 64;
+  if (launch.wgmma && launch.kPerCta % 64 != 0) {
+    err = std::string(launch.wgmmaWeightsA ? "bn = 64" : "bm = 64") +
+          " (wgmma) needs K/split = " + std::to_string(launch.kPerCta) +
           " to be a multiple of 64 (128-byte swizzle atoms of 64 k)";
-      return false;
-    }
-    launch.wgmma = true;
+    return false;
+  }
+  if (launch.wgmmaWeightsA) {
+    // Two warpgroups along K when a stage's chunks split evenly (eight
+    // warps, as most mma.sync tiles have).
+    launch.warpsN = tile.bn / 16;
+    launch.warpsK = chunksPerStage % 2 == 0 ? 2 : 1;
+    launch.warps = 4 * launch.warpsK;
+  } else if (launch.wgmma) {
     launch.warpsN = 1;
     launch.warpsK = chunksPerStage % 2 == 0 ? 2 : 1;
     launch.warps = 4 * launch.warpsK;

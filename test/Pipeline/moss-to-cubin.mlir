@@ -6,7 +6,7 @@
 // sm_90a on BF16 tensor cores with erf inlined from libdevice.
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx81", link = ["{{.*}}libdevice.10.bc"]>
 // CHECK-SAME: .target sm_90a
-// CHECK-SAME: .visible .entry linear_n3072_k768_gelu_bm16_bn64_bk64_s1(
+// CHECK-SAME: .visible .entry linear_n3072_k768_gelu_bm16_bn32_bk64_s1(
 // CHECK-SAME: cp.async.cg.shared.global
 // CHECK-SAME: cp.async.wait_group
 // CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
@@ -35,7 +35,7 @@
 // CHECK-NOT: __nv_erff
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn
-// CHECK: gpu.launch_func @moss_kernels::@linear_n3072_k768_gelu_bm16_bn64_bk64_s1
+// CHECK: gpu.launch_func @moss_kernels::@linear_n3072_k768_gelu_bm16_bn32_bk64_s1
 // CHECK-SAME: dynamic_shared_memory_size
 // CHECK-NOT: gpu.memset
 // CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2 blocks

@@ -23,42 +23,43 @@ std::string deriveError(int64_t n, int64_t k, GemmTile tile) {
 }
 
 TEST(GemmLaunchTest, ExampleTileForFfnUp) {
-  GemmLaunch launch = derive(3072, 768, {16, 64, 64, 1});
-  EXPECT_EQ(launch.warpsN, 4);
+  GemmLaunch launch = derive(3072, 768, {16, 32, 64, 1});
+  EXPECT_FALSE(launch.wgmma);
+  EXPECT_EQ(launch.warpsN, 2);
   EXPECT_EQ(launch.kPerCta, 768);
   EXPECT_EQ(launch.stages, 6); // 12 bk blocks in 6 groups of 2
   EXPECT_EQ(launch.stageK, 128);
-  EXPECT_EQ(launch.warpsK, 2); // min(768 / 32, max(1, 8 / 4))
+  EXPECT_EQ(launch.warpsK, 4); // min(768 / 32, max(1, 8 / 2))
   EXPECT_EQ(launch.warps, 8);
   EXPECT_EQ(launch.threads, 256);
   EXPECT_EQ(launch.bm8, 16);
   // 384 words per row is 0 (mod 32): padded by 16 words to 400.
   EXPECT_EQ(launch.slabRowElems, 800);
-  EXPECT_EQ(launch.slabBytes, (64 + 16) * 800 * 2);
-  EXPECT_EQ(launch.partialRowFloats, 64 + 4);
-  EXPECT_EQ(launch.partialBytes, 2 * 16 * 68 * 4);
+  EXPECT_EQ(launch.slabBytes, (32 + 16) * 800 * 2);
+  EXPECT_EQ(launch.partialRowFloats, 32 + 4);
+  EXPECT_EQ(launch.partialBytes, 4 * 16 * 36 * 4);
   EXPECT_EQ(launch.sharedBytes, launch.slabBytes);
-  EXPECT_EQ(launch.gridX, 48);
+  EXPECT_EQ(launch.gridX, 96);
   EXPECT_EQ(launch.gridYPerM, 16);
   EXPECT_EQ(launch.gridZ, 1);
 }
 
 TEST(GemmLaunchTest, SplitKTileSlicesKAcrossTheCluster) {
-  GemmLaunch launch = derive(768, 3072, {8, 64, 128, 4});
-  EXPECT_EQ(launch.warpsN, 4);
+  GemmLaunch launch = derive(768, 3072, {8, 128, 128, 4});
+  EXPECT_EQ(launch.warpsN, 8);
   EXPECT_EQ(launch.kPerCta, 768);
   EXPECT_EQ(launch.stages, 6); // 6 bk blocks
   EXPECT_EQ(launch.stageK, 128);
-  EXPECT_EQ(launch.warpsK, 2); // max(1, 8 / 4)
+  EXPECT_EQ(launch.warpsK, 1); // max(1, 8 / 8)
   EXPECT_EQ(launch.threads, 256);
   EXPECT_EQ(launch.slabRowElems, 800); // 384 words = 0 (mod 32): + 16
-  // The slab, then the receive area: a slot of 16 items (64 / 4) of 8
+  // The slab, then the receive area: a slot of 32 items (128 / 4) of 8
   // floats for each rank, then the 8-byte mbarrier.
-  EXPECT_EQ(launch.shareItems, 16);
-  EXPECT_EQ(launch.recvOffset, (64 + 8) * 800 * 2);
-  EXPECT_EQ(launch.recvBarrierOffset, launch.recvOffset + 4 * 16 * 8 * 4);
+  EXPECT_EQ(launch.shareItems, 32);
+  EXPECT_EQ(launch.recvOffset, (128 + 8) * 800 * 2);
+  EXPECT_EQ(launch.recvBarrierOffset, launch.recvOffset + 4 * 32 * 8 * 4);
   EXPECT_EQ(launch.sharedBytes, launch.recvBarrierOffset + 8);
-  EXPECT_EQ(launch.gridX, 12);
+  EXPECT_EQ(launch.gridX, 6);
   EXPECT_EQ(launch.gridYPerM, 8);
   EXPECT_EQ(launch.gridZ, 4);
 }
@@ -66,8 +67,8 @@ TEST(GemmLaunchTest, SplitKTileSlicesKAcrossTheCluster) {
 TEST(GemmLaunchTest, RowStrideIsSixteenWordsModThirtyTwo) {
   // 96 words (K slice 192) is 0 (mod 32): padded; 48 words (96) is already
   // 16 (mod 32).
-  EXPECT_EQ(derive(3072, 768, {32, 64, 64, 4}).slabRowElems, 192 + 32);
-  EXPECT_EQ(derive(3072, 768, {32, 64, 32, 8}).slabRowElems, 96);
+  EXPECT_EQ(derive(3072, 768, {32, 32, 64, 4}).slabRowElems, 192 + 32);
+  EXPECT_EQ(derive(3072, 768, {32, 32, 32, 8}).slabRowElems, 96);
 }
 
 TEST(GemmLaunchTest, StagesAreTheLargestDivisorUpToEight) {
@@ -123,6 +124,35 @@ TEST(GemmLaunchTest, Bm64TilesUseWarpgroupMma) {
             "bm = 64 (wgmma) needs K/split = 96 to be a multiple of 64 "
             "(128-byte swizzle atoms of 64 k)");
   EXPECT_FALSE(derive(3072, 768, {32, 32, 64, 1}).wgmma);
+}
+
+TEST(GemmLaunchTest, Bn64TilesUseWarpgroupMmaWithWeightsAsA) {
+  GemmLaunch launch = derive(3072, 768, {16, 64, 64, 1});
+  EXPECT_TRUE(launch.wgmma);
+  EXPECT_TRUE(launch.wgmmaWeightsA);
+  EXPECT_EQ(launch.stageK, 128); // 4 chunks of 32 k: even
+  EXPECT_EQ(launch.warpsN, 4);
+  EXPECT_EQ(launch.warpsK, 2); // two warpgroups, two chunks each
+  EXPECT_EQ(launch.threads, 256);
+  EXPECT_EQ(launch.bm8, 16);
+  EXPECT_EQ(launch.slabRowElems, 768); // no bank padding
+  EXPECT_EQ(launch.slabBytes, (64 + 16) * 768 * 2);
+  EXPECT_EQ(launch.partialBytes, 2 * 16 * 68 * 4);
+  EXPECT_EQ(launch.gridX, 48);
+  EXPECT_EQ(launch.gridYPerM, 16);
+  // bm < 8 still runs N = 8; 192 k in 6 stages of one chunk: one warpgroup.
+  GemmLaunch odd = derive(3072, 768, {2, 64, 32, 4});
+  EXPECT_TRUE(odd.wgmmaWeightsA);
+  EXPECT_EQ(odd.bm8, 8);
+  EXPECT_EQ(odd.warpsK, 1);
+  EXPECT_EQ(odd.threads, 128);
+  EXPECT_EQ(deriveError(768, 768, {16, 64, 32, 8}),
+            "bn = 64 (wgmma) needs K/split = 96 to be a multiple of 64 "
+            "(128-byte swizzle atoms of 64 k)");
+  // bm = 64 keeps x as A; other widths stay on mma.sync.
+  EXPECT_FALSE(derive(3072, 768, {64, 64, 64, 1}).wgmmaWeightsA);
+  EXPECT_FALSE(derive(3072, 768, {16, 128, 64, 1}).wgmma);
+  EXPECT_FALSE(derive(3072, 768, {16, 32, 64, 1}).wgmma);
 }
 
 TEST(GemmLaunchTest, RejectsIllegalTiles) {
@@ -192,7 +222,8 @@ TEST(GemmLaunchTest, EveryLegalTileRespectsLimits) {
             EXPECT_EQ(launch.stageK % bk, 0);
             EXPECT_LE(launch.stages, kGemmMaxStages);
             EXPECT_GE(launch.warpsK, 1);
-            EXPECT_EQ(launch.wgmma, bm == 64);
+            EXPECT_EQ(launch.wgmma, bm == 64 || bn == 64);
+            EXPECT_EQ(launch.wgmmaWeightsA, bm < 64 && bn == 64);
             if (launch.wgmma) { // unpadded rows of 64-k swizzle atoms
               EXPECT_EQ(launch.slabRowElems, launch.kPerCta);
               EXPECT_EQ(launch.kPerCta % 64, 0);

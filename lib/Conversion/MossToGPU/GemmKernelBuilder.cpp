@@ -28,6 +28,14 @@
 // Accumulator of m16n8: c0, c1 = out^T[n0+g][m0+2t, m0+2t+1], c2, c3 the
 // same at n0+g+8.
 //
+// Warpgroup MMAs (docs/kernel-abi.md). bm = 64: wgmma m64nNk16 with x as A
+// and W as B (N = bn). bn = 64, bm <= 32: the same swap as above, W's 64
+// rows as A and x as B (N = bm8); warp w of the warpgroup then holds the
+// accumulator of an m16n8 warp over W rows 16w.. (per n8 tile j as c0..c3
+// above), so the partial tiles are stored as the mma.sync kernels store
+// theirs (H200: 3072 x 768 M = 16 2.46 -> 2.29 us as a programmatic
+// dependent, benchmarks/results/2026-12-04f-h200).
+//
 // Split-K: the `split` CTAs of an output tile form one thread-block cluster
 // (cluster dims (1, 1, split), rank = blockIdx.z), and rank r finishes a
 // 1/split share of the tile. Each rank sums its warps' FP32 partial tiles
@@ -138,7 +146,7 @@ private:
   void storePartials(Value tile, ValueRange acc, Value wn, Value wk, Value g,
                      Value t);
 
-  // --- warpgroup MMA (wgmma) kernels: bm == 64 ------------------------------
+  // --- warpgroup MMA (wgmma) kernels: bm == 64 or bn == 64 -----------------
   /// Slab element offset of (row, k) of a matrix of `rows` rows in the
   /// 128-byte swizzled K-major layout: atoms of 8 rows x 64 k (1024 bytes),
   /// 16-byte chunk c of row r stored at chunk c ^ (r % 8); atoms along the
@@ -148,8 +156,10 @@ private:
   /// wgmma shared-memory descriptor of the swizzled matrix at `matrix`:
   /// start address >> 4, 1024-byte atom stride, 128-byte swizzle mode.
   Value matrixDescriptor(Value matrix);
-  /// The stages of a wgmma kernel: x as A (64 x 16, K-major), W as B (bn x 16,
-  /// K-major); returns warpgroup `wg`'s bn/2 accumulator floats.
+  /// The stages of a wgmma kernel, both operands K-major: with bm = 64, x as
+  /// A (64 x 16) and W as B (bn x 16); with W as A (bn = 64), W as A and x
+  /// as B (bm8 x 16). Warpgroup `wg` takes every warpsK-th chunk. Returns
+  /// its N/2 accumulator floats.
   SmallVector<Value> emitWgmmaStages(Value slab, Value wg);
   /// Accumulator of m64nNk16: warp w of the warpgroup holds rows 16w + g
   /// (+8), columns 8j + 2t (+1) of the warpgroup's 64 x bn tile.
@@ -251,7 +261,7 @@ void Emitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
   // do the wgmma tiles (bm = 64), one CTA an SM: 64,3072,768,1 3.79 -> 3.38
   // us with .cg (benchmarks/results/2026-12-03f-h200).
   const NVVM::LoadCacheModifierKind xCache =
-      !launch.wgmma && (spec.split == 1 || spec.bm <= 16)
+      spec.bm < 64 && (spec.split == 1 || spec.bm <= 16)
           ? NVVM::LoadCacheModifierKind::CA
           : NVVM::LoadCacheModifierKind::CG;
   auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
@@ -413,8 +423,10 @@ Value Emitter::matrixDescriptor(Value matrix) {
 SmallVector<Value> Emitter::emitWgmmaStages(Value slab, Value wg) {
   const config::GemmLaunch &launch = shape.launch;
   const int64_t groups = launch.warpsK, perStage = shape.chunksPerStage;
-  const int64_t n = spec.bn, accCount = n / 2;
-  Value xDesc = matrixDescriptor(elementPtr(slab, bf16, n * launch.kPerCta));
+  const bool weightsA = launch.wgmmaWeightsA;
+  const int64_t n = weightsA ? launch.bm8 : spec.bn, accCount = n / 2;
+  Value xDesc =
+      matrixDescriptor(elementPtr(slab, bf16, spec.bn * launch.kPerCta));
   Value wDesc = matrixDescriptor(slab);
   // k16 step s of a matrix of `rows` rows: 32 bytes into 64-k block s / 4
   // (blocks are rows / 8 atoms of 1024 bytes); the hardware applies the
@@ -452,9 +464,11 @@ SmallVector<Value> Emitter::emitWgmmaStages(Value slab, Value wg) {
       Value chunk = add(wg, stage * perStage + i * groups);
       for (int64_t h = 0; h < 2; ++h) {
         Value step = add(mul(chunk, 2), h);
+        Value wStep = atStep(wDesc, step, spec.bn);
+        Value xStep = atStep(xDesc, step, launch.bm8);
         acc = NVVM::WgmmaMmaAsyncOp::create(
-            b, loc, accType, acc, atStep(xDesc, step, launch.bm8),
-            atStep(wDesc, step, n), shapeAttr, NVVM::WGMMATypes::bf16,
+            b, loc, accType, acc, weightsA ? wStep : xStep,
+            weightsA ? xStep : wStep, shapeAttr, NVVM::WGMMATypes::bf16,
             NVVM::WGMMATypes::bf16, NVVM::WGMMATypes::f32,
             NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
             NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row, NVVM::MMALayout::col,
@@ -619,7 +633,9 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
       launch.wgmma ? emitWgmmaStages(smem, wg) : emitStages(smem, wn, wk, g, t);
   // The partial tiles reuse the slab: wait until every warp is done with it.
   gpu::BarrierOp::create(b, loc);
-  if (launch.wgmma)
+  if (launch.wgmmaWeightsA) // the mma.sync accumulator layout of warp
+    storePartials(smem, acc, remU(warp, 4), wg, g, t); // (w % 4, wg)
+  else if (launch.wgmma)
     storeWgmmaPartials(smem, acc, wg, remU(warp, 4), g, t);
   else
     storePartials(smem, acc, wn, wk, g, t);

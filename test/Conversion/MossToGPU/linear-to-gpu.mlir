@@ -3,7 +3,7 @@
 
 // With prefetch_w, no x copy (.ca) comes before griddepcontrol.wait; without
 // it, the wait is the first thing the branch does.
-// ORDER-LABEL: gpu.func @linear_n3072_k768_gelu_bm16_bn64_bk64_s1
+// ORDER-LABEL: gpu.func @linear_n3072_k768_gelu_bm16_bn32_bk64_s1
 // ORDER: scf.if
 // ORDER-NOT: cache =  ca
 // ORDER: nvvm.griddepcontrol wait
@@ -20,8 +20,8 @@
 // and each stage's W and x together.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: gpu.module @moss_kernels
-// CHECK: llvm.mlir.global external @[[SMEM:__linear_n3072_k768_gelu_bm16_bn64_bk64_s1_smem]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn64_bk64_s1]](%[[XP:.*]]: !llvm.ptr<1>, %[[WP:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32, %[[PREFETCH:.*]]: i32) kernel
+// CHECK: llvm.mlir.global external @[[SMEM:__linear_n3072_k768_gelu_bm16_bn32_bk64_s1_smem]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn32_bk64_s1]](%[[XP:.*]]: !llvm.ptr<1>, %[[WP:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32, %[[PREFETCH:.*]]: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-NOT: nvvm.cluster_dim
 // CHECK: %[[SLAB:.*]] = llvm.mlir.addressof @[[SMEM]] : !llvm.ptr<3>
@@ -81,14 +81,14 @@
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[DIM]]) : memref<?x3072xbf16>
 // CHECK: %[[M32:.*]] = arith.index_cast %[[DIM]] : index to i32
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[DIM]], %c16
-// (64 + 16) rows of 768 + 32 bf16: 128000 bytes.
-// CHECK: %[[SHARED:.*]] = arith.constant 128000 : i32
-// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c48, %[[GY]], %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]] args({{.*}}, %[[M32]] : i32, %c0_i32{{.*}} : i32)
+// (32 + 16) rows of 768 + 32 bf16: 76800 bytes.
+// CHECK: %[[SHARED:.*]] = arith.constant 76800 : i32
+// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c96, %[[GY]], %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]] args({{.*}}, %[[M32]] : i32, %c0_i32{{.*}} : i32)
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
 // CHECK-NOT: moss.
 func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
-  %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+  %y = moss.linear %x, %w epilogue gelu tile <16, 32, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
   return %y : tensor<?x3072xbf16>
 }
 
@@ -155,6 +155,45 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 func.func @layerscale_split(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>) -> tensor<4x768xbf16> {
   %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) epilogue layerscale_residual tile <8, 32, 128, 2> : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>
   return %y : tensor<4x768xbf16>
+}
+
+// -----
+
+// bn = 64 (bm <= 32): warpgroup MMAs with the operands of mma.sync's swap, W
+// (64 rows) as A and x (N = bm8 = 16) as B, both K-major in 128-byte swizzle
+// atoms of a 1024-byte aligned buffer. Each stage's copies are made visible
+// to the async proxy before the barrier; a k16 step of W walks 64-k blocks
+// of 64 x 128 bytes (8192), one of x 16 x 128 (2048). Two warpgroups take
+// alternate 32-k chunks of a stage.
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK: llvm.mlir.global external @{{.*}}_bm16_bn64_bk64_s1_smem() {addr_space = 3 : i32, alignment = 1024 : i64}
+// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn64_bk64_s1]](
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  ca
+// CHECK: nvvm.cp.async.wait.group 5
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: arith.muli %{{.*}}, %c8192_i64
+// CHECK: arith.shrui
+// CHECK-NEXT: %[[A:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK: arith.muli %{{.*}}, %c2048_i64
+// CHECK: arith.shrui
+// CHECK-NEXT: %[[B:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[A]], %[[B]], %{{.*}}, <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-COUNT-6: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: llvm.extractvalue
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.return
+// CHECK-LABEL: func.func @gelu_weights_a
+// (64 + 16) rows of 768 bf16, unpadded: 122880 bytes.
+// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c48, %{{.*}}, %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c122880_i32
+// CHECK-NOT: moss.
+func.func @gelu_weights_a(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
+  %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+  return %y : tensor<?x3072xbf16>
 }
 
 // -----
