@@ -182,7 +182,7 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, int64_t kvGroups,
                            AttentionLaunch &out, std::string &err,
-                           int64_t copyWarps) {
+                           int64_t copyWarps, AttentionTmaMode tma) {
   const std::pair<const char *, int64_t> sizes[] = {
       {"B", b}, {"H", h}, {"T", t}, {"S", s}};
   for (const auto &[name, value] : sizes) {
@@ -241,9 +241,11 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.warps = launch.computeWarps + launch.copyWarps;
   launch.threads = 32 * launch.warps;
   launch.stages = attentionStages(launch.kvGroups);
+  const bool oneTrip = launch.tilesPerSplit <= launch.kvGroups;
   launch.tmaCopies =
+      tma != AttentionTmaMode::off &&
       attentionHasTmaCopies(launch.kvGroups, launch.splits > 1) &&
-      launch.tilesPerSplit <= launch.kvGroups;
+      (tma == AttentionTmaMode::everywhere || oneTrip);
   launch.sharedBytes =
       launch.stages * launch.kvGroups * kAttentionSlotBytes +
       launch.computeWarps * kAttentionQBytesPerWarp +

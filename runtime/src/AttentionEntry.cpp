@@ -183,24 +183,20 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   const moss_attention_args &a = c.a;
   config::AttentionLaunch launch;
   std::string err;
-  if (!config::deriveAttentionLaunch(a.B, a.H, a.T, a.S, forcedSplits,
-                                     forcedGroups, launch, err,
-                                     tuning.attentionCopyWarps))
+  if (!config::deriveAttentionLaunch(
+          a.B, a.H, a.T, a.S, forcedSplits, forcedGroups, launch, err,
+          tuning.attentionCopyWarps,
+          static_cast<config::AttentionTmaMode>(tuning.attentionTma)))
     return invalidArgument(err);
-  // K and V by the TMA engine (the g4_tma function) where the rule says so
-  // (or, with MOSS_ATTENTION_TMA=2, wherever such a function exists) and
-  // both maps encode; the maps travel by value in the launch's parameters
-  // (a graph keeps its copy).
+  // K and V by the TMA engine (the g4_tma function) in the launches marked
+  // tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps encode; the
+  // maps travel by value in the launch's parameters (a graph keeps its
+  // copy). Otherwise g4 serves the launch by cp.async, its shared memory
+  // 16 bytes (the unused trip mbarrier) larger.
   alignas(64) CUtensorMap kMap = {}, vMap = {};
-  const bool wanted =
-      tuning.attentionTma == 2
-          ? config::attentionHasTmaCopies(launch.kvGroups, launch.splits > 1)
-          : tuning.attentionTma == 1 && launch.tmaCopies;
-  const bool tma = wanted && encodeKvMap(api, a.k, a, a.k_stride, kMap) &&
+  const bool tma = launch.tmaCopies &&
+                   encodeKvMap(api, a.k, a, a.k_stride, kMap) &&
                    encodeKvMap(api, a.v, a, a.v_stride, vMap);
-  // The rule counts g4_tma's trip mbarrier only for its own launches.
-  if (tma && !launch.tmaCopies)
-    launch.sharedBytes += config::kAttentionTripBarrierBytes;
   const void *q = a.q, *k = a.k, *v = a.v, *mask = a.mask;
   void *out = a.out;
   int64_t strides[12] = {a.q_stride[0],    a.q_stride[1],    a.q_stride[2],

@@ -41,11 +41,11 @@ struct WorkspaceConfig {
   int64_t attentionKvGroups = 0;
   /// MOSS_ATTENTION_COPY_WARPS (0..3): forced copy warps; -1 = rule.
   int64_t attentionCopyWarps = -1;
-  /// MOSS_ATTENTION_TMA: 0 = K and V always by cp.async; 1 (default) = by
-  /// the TMA engine (g4_tma) in the launches the rule marks
-  /// (AttentionLaunch::tmaCopies); 2 = in every launch that has a TMA
-  /// function (attentionHasTmaCopies), a tuning knob for measuring the rule.
-  /// Either only where the driver encodes k and v as tensor maps.
+  /// MOSS_ATTENTION_TMA (config::AttentionTmaMode): 0 = K and V always by
+  /// cp.async; 1 (default) = by the TMA engine (g4_tma) in the launches the
+  /// rule marks (AttentionLaunch::tmaCopies); 2 = in every launch that has a
+  /// TMA function (attentionHasTmaCopies), a tuning knob for measuring the
+  /// rule. Either only where the driver encodes k and v as tensor maps.
   int attentionTma = 1;
   /// MOSS_CODEC_GEMM_PDL=1: generated GEMMs are launched as programmatic
   /// dependents of the previous kernel in the stream (they fetch W before

@@ -294,6 +294,35 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   EXPECT_FALSE(derive(16, 12, 480, 400).tmaCopies);
 }
 
+TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
+  auto withMode = [](int64_t b, int64_t s, AttentionTmaMode mode) {
+    AttentionLaunch launch;
+    std::string err;
+    EXPECT_TRUE(deriveAttentionLaunch(b, 12, 1, s, 0, 0, launch, err,
+                                      /*copyWarps=*/-1, mode))
+        << err;
+    return launch;
+  };
+  const int64_t cpAsyncBytes = 4 * 16384 + 4 * 2048 + 3 * 4608;
+  // One trip: the rule's launch; off takes it away, with its 16 bytes.
+  AttentionLaunch off = withMode(1, 250, AttentionTmaMode::off);
+  EXPECT_FALSE(off.tmaCopies);
+  EXPECT_EQ(off.sharedBytes, cpAsyncBytes);
+  EXPECT_TRUE(withMode(1, 250, AttentionTmaMode::everywhere).tmaCopies);
+  // Two trips (S = 400, B = 16): only `everywhere`, which counts the
+  // mbarrier; the rest of the launch is the rule's.
+  AttentionLaunch rule = withMode(16, 400, AttentionTmaMode::rule);
+  AttentionLaunch every = withMode(16, 400, AttentionTmaMode::everywhere);
+  EXPECT_FALSE(rule.tmaCopies);
+  EXPECT_TRUE(every.tmaCopies);
+  EXPECT_EQ(every.sharedBytes, rule.sharedBytes + kAttentionTripBarrierBytes);
+  EXPECT_EQ(every.kvGroups, rule.kvGroups);
+  EXPECT_EQ(every.tilesPerSplit, rule.tilesPerSplit);
+  // Split launches and fewer groups have no TMA function in any mode.
+  EXPECT_FALSE(withMode(4, 400, AttentionTmaMode::everywhere).tmaCopies);
+  EXPECT_FALSE(withMode(16, 125, AttentionTmaMode::everywhere).tmaCopies);
+}
+
 TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
   const std::vector<std::string> &names = attentionKernelArgNames();
   ASSERT_EQ(names.size(), 27u);

@@ -183,8 +183,9 @@ struct AttentionLaunch {
   int64_t tilesPerSplit = 0; ///< ceil(keyTiles / splits).
   int64_t splits = 0;        ///< gridDim.z = cluster size z; no split is empty.
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
-  /// The launch may run the TMA function (attentionHasTmaCopies), having one
-  /// trip a CTA (tilesPerSplit <= kvGroups). H200 against ABI 9: H=12 S=250
+  /// The launch runs the TMA function (attentionHasTmaCopies) when k and v
+  /// encode as tensor maps: by the rule (AttentionTmaMode::rule) when it has
+  /// one trip a CTA (tilesPerSplit <= kvGroups). H200 against ABI 9: H=12 S=250
   /// T=1 B=1 4.08 -> 3.67 us, B=4 4.41 -> 3.98; at B=16 level plainly and
   /// 0.17 faster with PDL. Launches of two trips copy the second after the
   /// compute (one stage): H=12 S=400 B=16 T=1 was 0.14 us slower plainly
@@ -203,6 +204,12 @@ struct AttentionLaunch {
 /// <= kAttentionSms (the splits of two-group CTAs, each one trip, fit one
 /// CTA an SM).
 int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s);
+
+/// Which launches copy K and V by the TMA engine (MOSS_ATTENTION_TMA): none,
+/// the rule's (AttentionLaunch::tmaCopies, the default), or every launch
+/// whose function has a TMA twin (attentionHasTmaCopies), a tuning knob for
+/// measuring the rule.
+enum class AttentionTmaMode { off = 0, rule = 1, everywhere = 2 };
 
 /// Split-KV count of the rule, for sizes >= 1: with G key groups
 /// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs
@@ -225,10 +232,13 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 /// grid, splits included, has at most kAttentionSms CTAs, else 0); a value
 /// >= 0 is used instead, capped to fill at most four warps (0 for the other
 /// functions).
+/// `tma` picks the launches marked tmaCopies (their sharedBytes count the
+/// trip mbarrier).
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, int64_t kvGroups,
                            AttentionLaunch &out, std::string &err,
-                           int64_t copyWarps = -1);
+                           int64_t copyWarps = -1,
+                           AttentionTmaMode tma = AttentionTmaMode::rule);
 
 } // namespace moss::config
 

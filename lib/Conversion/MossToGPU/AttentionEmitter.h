@@ -411,6 +411,11 @@ private:
   std::array<SmallVector<Value>, 2> finalRows(const RowState &state);
   void storeResult(const RowState &state);
   void mergeAndStoreSplits(const RowState &state);
+  /// Float offset just past the key groups' merge entries (groups 1..G-1,
+  /// one entry a compute thread of a group) and the floats of one group's
+  /// entries: where a split's receive slots (of that size) or g4_tma's trip
+  /// mbarriers start, as attentionMergeBytes lays them out.
+  std::pair<Value, Value> groupEntriesEnd();
   /// Float offset of the split receive slots in the merge area, the floats
   /// of one slot, and the pointer to rank 0's receive mbarrier after them.
   std::tuple<Value, Value, Value> splitSlots();

@@ -382,11 +382,9 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
       add(slotElems, mul(divU(mv.computeThreads, 32), kRowsPerWarp * kD)), 2);
   if (tmaCopies) {
     // The trips' mbarriers after the key groups' merge entries (a one-pass
-    // function has no split area), as attentionMergeBytes lays them out.
+    // function has no split area).
     assert(!split && "TMA copies only in one-pass functions");
-    Value entryFloats = mul(mv.rowWarps, 32 * kMergeFloats);
-    mv.tripBarriers =
-        add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), entryFloats));
+    mv.tripBarriers = groupEntriesEnd().first;
     // Shared memory only, so before the wait: it overlaps the previous
     // kernel.
     initTripBarriers(config::attentionStages(kvGroups));

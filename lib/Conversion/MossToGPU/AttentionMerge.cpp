@@ -263,10 +263,15 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   });
 }
 
-std::tuple<Value, Value, Value> AttentionEmitter::splitSlots() {
+std::pair<Value, Value> AttentionEmitter::groupEntriesEnd() {
   Value perGroup = divU(mv.computeThreads, mv.groups);
-  Value slotFloats = mul(perGroup, kMergeFloats);
-  Value slots = add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), slotFloats));
+  Value entryFloats = mul(perGroup, kMergeFloats);
+  return {add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), entryFloats)),
+          entryFloats};
+}
+
+std::tuple<Value, Value, Value> AttentionEmitter::splitSlots() {
+  auto [slots, slotFloats] = groupEntriesEnd();
   Value barrier =
       elementPtr(mv.kv, f32, add(slots, mul(arg(kSplits), slotFloats)));
   return {slots, slotFloats, barrier};
