@@ -137,14 +137,12 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
           " to be a multiple of 64 (128-byte swizzle atoms of 64 k)";
     return false;
   }
-  if (launch.wgmmaWeightsA) {
-    // Two warpgroups along K when a stage's chunks split evenly (eight
-    // warps, as most mma.sync tiles have).
-    launch.warpsN = tile.bn / 16;
-    launch.warpsK = chunksPerStage % 2 == 0 ? 2 : 1;
-    launch.warps = 4 * launch.warpsK;
-  } else if (launch.wgmma) {
-    launch.warpsN = 1;
+  if (launch.wgmma) {
+    // One warpgroup covers the MMA's 64 rows (x's, or W's when W is A: its
+    // four warps then hold the partial rows of warps_n = 4); a second one
+    // along K when a stage's chunks split evenly (eight warps, as most
+    // mma.sync tiles have).
+    launch.warpsN = launch.wgmmaWeightsA ? tile.bn / 16 : 1;
     launch.warpsK = chunksPerStage % 2 == 0 ? 2 : 1;
     launch.warps = 4 * launch.warpsK;
   } else {
