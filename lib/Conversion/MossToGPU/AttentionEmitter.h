@@ -335,10 +335,21 @@ private:
   }
   Value packMask(const MaskLoads &loads);
   /// Whether tile `tile` takes the word path: a full, valid tile of a mask
-  /// contiguous in S (else the byte path, loadMask).
+  /// contiguous in S (else the tail path or the byte path, loadMask).
   Value wordPathTile(Value tile, Value tileValid) {
     return both(both(tileValid, isFullTile(tile)), mv.maskUnitStride);
   }
+  /// Whether the tail tile takes the word path too (with tailWords, where
+  /// mv.maskTailWords holds): its covering words clamped to each row's last
+  /// word, the bits of keys past S cleared by keyBitsOf.
+  Value tailPathTile(Value tile, Value tileValid) {
+    return both(both(tileValid, mv.maskTailWords), mv.maskUnitStride);
+  }
+  /// Bit maskBit(n, r, e) set where key 8n + 2t + e of tile `tile` is < S.
+  Value keyBitsOf(Value tile);
+  /// The function takes tail tiles on the word path (tailPathTile): the
+  /// one-pass one-group function.
+  bool tailWords = false;
   /// maskBits in two steps: the loads (issued now), then the packing.
   struct PendingMask {
     Value fast;               ///< wordPathTile: `words` hold the tile
@@ -354,7 +365,8 @@ private:
   /// Raw: per row the 5 words that cover its 16 bytes and the shift that
   /// realignMaskWords needs (not yet applied, so that nothing waits for the
   /// loads), kRawMaskValues in all.
-  SmallVector<Value> quadMaskWords(Value tile, bool raw = false);
+  SmallVector<Value> quadMaskWords(Value tile, bool raw = false,
+                                   bool tail = false);
   SmallVector<Value> realignMaskWords(ArrayRef<Value> raw);
   Value exchangeMaskWords(ArrayRef<Value> rowWords);
   void prefetchMask(Value tile);
@@ -442,9 +454,17 @@ private:
     Value safeRow[2]; ///< i64 row, clamped to T - 1 (valid address).
     Value laneCol;    ///< i64 2t: the lane's first column in an n8 group.
     Value maskRow[2];
-    Value rowBits;         ///< mask bits of rows below T (rowMaskBits).
-    Value maskUnitStride;  ///< mask contiguous in S.
-    Value maskAligned;     ///< and every row 16-byte aligned.
+    Value rowBits;        ///< mask bits of rows below T (rowMaskBits).
+    Value maskUnitStride; ///< mask contiguous in S.
+    Value maskAligned;    ///< and every row 16-byte aligned.
+    /// i64 address of the 4-byte word that holds the last byte (key S - 1)
+    /// of the lane's rows g and g + 8: the tail tile's covering words stop
+    /// there.
+    Value maskLastWord[2];
+    /// Warp-uniform: every lane's maskLastWord lies wholly inside the mask
+    /// (not so only in warps holding its last row, where that row does not
+    /// end on a word boundary): the tail tile may take the word path.
+    Value maskTailWords;
     Value warpHasHighRows; ///< set: row g + 8 loads only when T > row0 + 8.
     Value kHead, vHead;
     Value qLaneOff; ///< lane's ldmatrix offset of its Q rows, d 0..15.

@@ -73,8 +73,10 @@
 // maskBit(n, r, e) of a lane's word is (row g + 8r, key 8n + 2t + e). A full
 // tile of a mask contiguous in S loads as words (16 bytes of a row per lane,
 // nonzero bytes to bits, exchanged in the quad: quadMaskWords and
-// exchangeMaskWords); tails and strided masks load bytes (the rows g + 8 only
-// where the warp has them) and pack them in the same order.
+// exchangeMaskWords), and so does the tail tile in the one-pass one-group
+// function (words clamped to the row's last word, keys past S cleared);
+// other tails and strided masks load bytes (the rows g + 8 only where the
+// warp has them) and pack them in the same order.
 //
 // Registers. The one-group function keeps three CTAs of 4 warps an SM (168
 // registers, .minnctapersm 3); the grouped ones, launched for small grids
@@ -436,8 +438,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
                    constI32(0)),
             select(rowValid[1], constI32(static_cast<int32_t>(rowMaskBits(1))),
                    constI32(0)));
-  // Full tiles of a mask contiguous in S load as words (quadMaskWords);
-  // as one 16-byte vector per lane and row when the base and the row
+  // Tiles of a mask contiguous in S load as words (quadMaskWords); full
+  // ones as one 16-byte vector per lane and row when the base and the row
   // strides are multiples of 16 (a tile starts at a multiple of 64 keys):
   // S = 400 rows, not S = 125 or 250.
   mv.maskUnitStride =
@@ -446,6 +448,39 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   Value alignBits =
       bitOr(maskBase, bitOr(arg(kMaskStrideB), arg(kMaskStrideT)));
   mv.maskAligned = isZero(bitAnd(alignBits, 15));
+  // The tail tile on the word path too (tailWords), in the one-pass
+  // one-group function (long chunks): its covering words stop at each row's
+  // last word, which the mask's own bytes (the first element to the last,
+  // whatever the strides) must hold whole. Only warps holding the mask's
+  // last row, where that row does not end on a word boundary, take the byte
+  // path instead. H200 against the byte path
+  // (benchmarks/results/2026-12-04g-h200): H=20 S=125 B=16 T=240 21.75 ->
+  // 20.50 us, T=480 36.93 -> 34.61; H=12 S=250 B=16 T=480 36.49 -> 35.47;
+  // H=12 S=400 B=16 T=480 55.11 -> 53.76. In the two-group function it also
+  // made T = 32 chunks 0.1-0.4 us faster but the H=20 S=125 B=1 decode step
+  // 0.1-0.3 us slower (2.92 -> 3.00-3.22 with PDL); in the split, three- and
+  // four-group functions decode steps up to 0.3 us slower.
+  tailWords = kvGroups == 1 && !split;
+  if (tailWords) {
+    Value one64 = constI64(1), wordMask = constI64(~int64_t{3});
+    Value lastKey = sub(toI64(s), one64);
+    Value maskEnd = LLVM::PtrToIntOp::create(b, loc, i64, arg(kMask));
+    const std::pair<KernelArg, KernelArg> dims[] = {
+        {kB, kMaskStrideB}, {kT, kMaskStrideT}, {kS, kMaskStrideS}};
+    for (auto [size, stride] : dims)
+      maskEnd = add(maskEnd, mul(sub(toI64(arg(size)), one64), arg(stride)));
+    Value safeWord = bitAnd(sub(maskEnd, constI64(3)), wordMask);
+    Value inside = constBool(true);
+    for (int64_t r = 0; r < 2; ++r) {
+      mv.maskLastWord[r] = bitAnd(
+          add(LLVM::PtrToIntOp::create(b, loc, i64, mv.maskRow[r]), lastKey),
+          wordMask);
+      inside = both(
+          inside, cmp(arith::CmpIPredicate::ule, mv.maskLastWord[r], safeWord));
+    }
+    mv.maskTailWords = warpAll(inside);
+  }
+
   mv.scaleLog2 = fmul(arg(kScale), constF32(kLog2e));
   Value noSkip = isZero(arg(kSkip));
 

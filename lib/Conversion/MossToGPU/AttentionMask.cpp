@@ -121,6 +121,7 @@ Value AttentionEmitter::packMask(const MaskLoads &loads) {
 /// Full tiles of a mask contiguous in S take the word path (quadMaskWords:
 /// 2 or 10 word loads instead of 32 byte loads); the rest loadMask's byte
 /// path. Either way warp-uniform: a tile is per warp, strides per launch.
+/// (The grouped functions, the only users, have no tail word path.)
 AttentionEmitter::PendingMask AttentionEmitter::loadMaskBits(Value tile,
                                                              Value tileValid) {
   PendingMask pending;
@@ -186,19 +187,90 @@ Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
   scf::YieldOp::create(
       b, loc, bitAnd(exchangeMaskWords(quadMaskWords(tile)), mv.rowBits));
   b.setInsertionPointToEnd(ifOp.elseBlock());
+  if (!tailWords) {
+    scf::YieldOp::create(b, loc, packMask(loadMask(tile, tileValid)));
+    return ifOp.getResult(0);
+  }
+  auto tailIf =
+      scf::IfOp::create(b, loc, TypeRange{i32}, tailPathTile(tile, tileValid),
+                        /*withElseRegion=*/true);
+  scf::YieldOp::create(b, loc, tailIf.getResult(0));
+  b.setInsertionPointToEnd(tailIf.thenBlock());
+  scf::YieldOp::create(
+      b, loc,
+      bitAnd(bitAnd(exchangeMaskWords(quadMaskWords(tile, false, true)),
+                    mv.rowBits),
+             keyBitsOf(tile)));
+  b.setInsertionPointToEnd(tailIf.elseBlock());
   scf::YieldOp::create(b, loc, packMask(loadMask(tile, tileValid)));
   return ifOp.getResult(0);
 }
 
+Value AttentionEmitter::keyBitsOf(Value tile) {
+  Value keyBase = add(mul(tile, kKeys), mul(mv.t, 2));
+  Value bits = constI32(0);
+  for (int64_t n = 0; n < kKeyGroups; ++n)
+    for (int64_t e = 0; e < 2; ++e) {
+      Value real = toI32(lessU(add(keyBase, 8 * n + e), arg(kS)));
+      bits = bitOr(bits, bitOr(shl(real, maskBit(n, 0, e)),
+                               shl(real, maskBit(n, 1, e))));
+    }
+  return bits;
+}
+
 /// Quad lane t loads keys 16t..16t+15 of rows g and g+8 (16 bytes each) as
 /// 4 words a row: one vector load when every row is 16-byte aligned (S =
-/// 400), else the 4-byte words that cover them (5 loads, the fifth only when
-/// the bytes straddle it) shifted into place. Rows g + 8 only where the warp
+/// 400) and the tile full, else the 4-byte words that cover them (5 loads,
+/// the fifth only when the bytes straddle it; in a tail tile each clamped to
+/// the row's last word) shifted into place. Rows g + 8 only where the warp
 /// has them (ifHighRows), else zeros.
-SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw) {
+SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw,
+                                                   bool tail) {
   Value keyOff = toI64(add(mul(tile, kKeys), mul(mv.t, 16)));
   const int64_t perRow = raw ? kRawMaskValues / 2 : 4;
+  // The 4-byte words covering each row's 16 bytes (raw: and the shift).
+  auto coveringWords = [&](ArrayRef<int64_t> rows) {
+    SmallVector<Value> words;
+    for (int64_t r : rows) {
+      Value rowBytes = elementPtr(mv.maskRow[r], i8, keyOff);
+      Value misalign = arith::TruncIOp::create(
+          b, loc, i32,
+          bitAnd(LLVM::PtrToIntOp::create(b, loc, i64, rowBytes), 3));
+      Value base = elementPtr(rowBytes, i8, sub(constI64(0), toI64(misalign)));
+      Value shift = mul(misalign, 8);
+      // In the tail, words past the row's last word (keys >= S) reread that
+      // word: no byte past the row is read.
+      auto loadWord = [&](Value address) {
+        if (tail)
+          address = LLVM::IntToPtrOp::create(
+              b, loc, globalPtr,
+              minU(LLVM::PtrToIntOp::create(b, loc, i64, address),
+                   mv.maskLastWord[r]));
+        return loadReadOnly(i32, address, 4);
+      };
+      SmallVector<Value> covering;
+      for (int64_t i = 0; i < 4; ++i)
+        covering.push_back(loadWord(elementPtr(base, i8, constI64(4 * i))));
+      // The fifth word holds a byte of the row only when misaligned; when
+      // aligned it is never used, so it reloads the first (in bounds).
+      Value fifth = LLVM::SelectOp::create(
+          b, loc, notZero(misalign), elementPtr(base, i8, constI64(16)), base);
+      covering.push_back(loadWord(fifth));
+      if (raw) {
+        llvm::append_range(words, covering);
+        words.push_back(shift);
+        continue;
+      }
+      for (int64_t i = 0; i < 4; ++i)
+        words.push_back(
+            LLVM::FshrOp::create(b, loc, covering[i + 1], covering[i], shift));
+    }
+    return words;
+  };
   auto loadRows = [&](ArrayRef<int64_t> rows) {
+    // A tail tile takes the covering words whatever the alignment.
+    if (tail)
+      return coveringWords(rows);
     auto ifOp =
         scf::IfOp::create(b, loc, SmallVector<Type>(perRow * rows.size(), i32),
                           mv.maskAligned, /*withElseRegion=*/true);
@@ -215,33 +287,7 @@ SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw) {
     }
     scf::YieldOp::create(b, loc, words);
     b.setInsertionPointToEnd(ifOp.elseBlock());
-    words.clear();
-    for (int64_t r : rows) {
-      Value rowBytes = elementPtr(mv.maskRow[r], i8, keyOff);
-      Value misalign = arith::TruncIOp::create(
-          b, loc, i32,
-          bitAnd(LLVM::PtrToIntOp::create(b, loc, i64, rowBytes), 3));
-      Value base = elementPtr(rowBytes, i8, sub(constI64(0), toI64(misalign)));
-      Value shift = mul(misalign, 8);
-      SmallVector<Value> covering;
-      for (int64_t i = 0; i < 4; ++i)
-        covering.push_back(
-            loadReadOnly(i32, elementPtr(base, i8, constI64(4 * i)), 4));
-      // The fifth word holds a byte of the row only when misaligned; when
-      // aligned it is never used, so it reloads the first (in bounds).
-      Value fifth = LLVM::SelectOp::create(
-          b, loc, notZero(misalign), elementPtr(base, i8, constI64(16)), base);
-      covering.push_back(loadReadOnly(i32, fifth, 4));
-      if (raw) {
-        llvm::append_range(words, covering);
-        words.push_back(shift);
-        continue;
-      }
-      for (int64_t i = 0; i < 4; ++i)
-        words.push_back(
-            LLVM::FshrOp::create(b, loc, covering[i + 1], covering[i], shift));
-    }
-    scf::YieldOp::create(b, loc, words);
+    scf::YieldOp::create(b, loc, coveringWords(rows));
     return SmallVector<Value>(ifOp.getResults());
   };
   if (!mv.warpHasHighRows)
