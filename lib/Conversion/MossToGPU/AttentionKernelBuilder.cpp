@@ -464,7 +464,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   if (tailWords) {
     Value one64 = constI64(1), wordMask = constI64(~int64_t{3});
     Value lastKey = sub(toI64(s), one64);
-    Value maskEnd = LLVM::PtrToIntOp::create(b, loc, i64, arg(kMask));
+    Value maskEnd = maskBase;
     const std::pair<KernelArg, KernelArg> dims[] = {
         {kB, kMaskStrideB}, {kT, kMaskStrideT}, {kS, kMaskStrideS}};
     for (auto [size, stride] : dims)

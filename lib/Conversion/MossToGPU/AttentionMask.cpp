@@ -187,8 +187,9 @@ Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
   scf::YieldOp::create(
       b, loc, bitAnd(exchangeMaskWords(quadMaskWords(tile)), mv.rowBits));
   b.setInsertionPointToEnd(ifOp.elseBlock());
+  auto bytePath = [&] { return packMask(loadMask(tile, tileValid)); };
   if (!tailWords) {
-    scf::YieldOp::create(b, loc, packMask(loadMask(tile, tileValid)));
+    scf::YieldOp::create(b, loc, bytePath());
     return ifOp.getResult(0);
   }
   auto tailIf =
@@ -202,7 +203,7 @@ Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
                     mv.rowBits),
              keyBitsOf(tile)));
   b.setInsertionPointToEnd(tailIf.elseBlock());
-  scf::YieldOp::create(b, loc, packMask(loadMask(tile, tileValid)));
+  scf::YieldOp::create(b, loc, bytePath());
   return ifOp.getResult(0);
 }
 
