@@ -125,11 +125,11 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   const int64_t chunksPerStage = launch.stageK / 32;
   // Warpgroup MMAs read both operands from shared memory in 128-byte
   // swizzle atoms of 64 k. bm = 64: x is A (64 rows), W is B (N = bn).
-  // bn = 64 (bm <= 32): W is A (its 64 rows), x is B (N = bm8), the operand
-  // swap of the mma.sync kernels. (Wider W-as-A tiles, a warpgroup per 64 W
-  // rows, computed wrong sums on an H200 and are not offered: bn >= 128
-  // stays on mma.sync; benchmarks/results/2026-12-04f-h200.)
-  launch.wgmma = tile.bm == 64 || tile.bn == 64;
+  // bn >= 64 (bm <= 32): W is A (64 rows a warpgroup), x is B (N = bm8),
+  // the operand swap of the mma.sync kernels; bn >= 128 only where K/split
+  // is whole atoms, else they stay on mma.sync as before.
+  launch.wgmma = tile.bm == 64 || tile.bn == 64 ||
+                 (tile.bn >= 128 && launch.kPerCta % 64 == 0);
   launch.wgmmaWeightsA = launch.wgmma && tile.bm < 64;
   if (launch.wgmma && launch.kPerCta % 64 != 0) {
     err = std::string(launch.wgmmaWeightsA ? "bn = 64" : "bm = 64") +
@@ -138,13 +138,16 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
     return false;
   }
   if (launch.wgmma) {
-    // One warpgroup covers the MMA's 64 rows (x's, or W's when W is A: its
-    // four warps then hold the partial rows of warps_n = 4); a second one
-    // along K when a stage's chunks split evenly (eight warps, as most
-    // mma.sync tiles have).
+    // One warpgroup covers the MMA's 64 rows (x's), or each 64 of W's when
+    // W is A (warp w of warpgroup n then holds the partial rows of warp
+    // 4n + w % 4 of warps_n = bn / 16); a second set of them along K when a
+    // stage's chunks split evenly and the CTA stays within 16 warps.
+    launch.wgmmaGroupsN = launch.wgmmaWeightsA ? tile.bn / 64 : 1;
     launch.warpsN = launch.wgmmaWeightsA ? tile.bn / 16 : 1;
-    launch.warpsK = chunksPerStage % 2 == 0 ? 2 : 1;
-    launch.warps = 4 * launch.warpsK;
+    launch.warpsK =
+        chunksPerStage % 2 == 0 && 8 * launch.wgmmaGroupsN <= kGemmMaxWarps ? 2
+                                                                            : 1;
+    launch.warps = 4 * launch.wgmmaGroupsN * launch.warpsK;
   } else {
     launch.warpsN = tile.bn / 16;
     launch.warpsK =

@@ -6,11 +6,13 @@
 // copies made visible to the async proxy, wgmma m64nNk16 with N = bn, FP32
 // accumulators into the usual epilogue; split-K keeps its cluster reduction.
 // bn = 64 tiles of bm <= 32 swap the operands: W's 64 rows are A, x is B
-// (m64nNk16 with N = bm8).
+// (m64nNk16 with N = bm8); bn = 128 takes a warpgroup for each 64 W rows (16
+// warps with two sets along K).
 // CHECK: gpu.binary @moss_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a"
 // CHECK-SAME: .extern .shared .align 1024 .b8 [[UP:__linear_n3072_k768_gelu_bm64_bn32_bk64_s1_smem]][];
 // CHECK-SAME: .extern .shared .align 1024 .b8 [[DOWN:__linear_n768_k3072_layerscale_residual_bm64_bn32_bk64_s4_smem]][];
 // CHECK-SAME: .extern .shared .align 1024 .b8 [[WA:__linear_n3072_k768_gelu_bm16_bn64_bk64_s1_smem]][];
+// CHECK-SAME: .extern .shared .align 1024 .b8 [[WIDE:__linear_n1280_k5120_layerscale_residual_bm32_bn128_bk128_s8_smem]][];
 // CHECK-SAME: .visible .entry linear_n3072_k768_gelu_bm64_bn32_bk64_s1(
 // CHECK-SAME: .maxntid 256, 1, 1
 // CHECK-SAME: cp.async.cg.shared.global
@@ -30,6 +32,12 @@
 // CHECK-SAME: fence.proxy.async.shared::cta;
 // CHECK-SAME: wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16
 // CHECK-SAME: wgmma.wait_group.sync.aligned \090;
+// CHECK-SAME: .visible .entry linear_n1280_k5120_layerscale_residual_bm32_bn128_bk128_s8(
+// CHECK-SAME: .maxntid 512, 1, 1
+// CHECK-SAME: .reqnctapercluster 1, 1, 8
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// CHECK-SAME: wgmma.wait_group.sync.aligned \090;
+// CHECK-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
 // CHECK-NOT: mma.sync.aligned
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn_m64
@@ -37,6 +45,8 @@
 // CHECK: gpu.launch_func  @moss_kernels::@linear_n768_k3072_layerscale_residual_bm64_bn32_bk64_s4 blocks in (%c24, %{{.*}}, %c4{{.*}}) threads in (%c256{{[_0-9]*}},
 // CHECK-LABEL: func.func @ffn_up_m16
 // CHECK: gpu.launch_func  @moss_kernels::@linear_n3072_k768_gelu_bm16_bn64_bk64_s1 blocks in (%c48, %{{.*}}, %c1{{.*}}) threads in (%c256{{[_0-9]*}},
+// CHECK-LABEL: func.func @ffn_down_m30
+// CHECK: gpu.launch_func  @moss_kernels::@linear_n1280_k5120_layerscale_residual_bm32_bn128_bk128_s8 blocks in (%c10, %{{.*}}, %c8{{.*}}) threads in (%c512{{[_0-9]*}},
 // CHECK-NOT: moss.
 func.func @decoder_ffn_m64(%x: tensor<64x768xbf16>, %w1: tensor<3072x768xbf16>, %w2: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<64x768xbf16>) -> tensor<64x768xbf16> {
   %h = moss.linear %x, %w1 epilogue gelu : tensor<64x768xbf16>, tensor<3072x768xbf16> -> tensor<64x3072xbf16>
@@ -46,4 +56,8 @@ func.func @decoder_ffn_m64(%x: tensor<64x768xbf16>, %w1: tensor<3072x768xbf16>, 
 func.func @ffn_up_m16(%x: tensor<16x768xbf16>, %w1: tensor<3072x768xbf16>) -> tensor<16x3072xbf16> {
   %h = moss.linear %x, %w1 epilogue gelu : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x3072xbf16>
   return %h : tensor<16x3072xbf16>
+}
+func.func @ffn_down_m30(%h: tensor<30x5120xbf16>, %w2: tensor<1280x5120xbf16>, %s: tensor<1280xbf16>, %r: tensor<30x1280xbf16>) -> tensor<30x1280xbf16> {
+  %y = moss.linear %h, %w2 scale(%s : tensor<1280xbf16>) residual(%r : tensor<30x1280xbf16>) epilogue layerscale_residual : tensor<30x5120xbf16>, tensor<1280x5120xbf16> -> tensor<30x1280xbf16>
+  return %y : tensor<30x1280xbf16>
 }

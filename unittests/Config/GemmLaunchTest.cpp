@@ -45,21 +45,22 @@ TEST(GemmLaunchTest, ExampleTileForFfnUp) {
 }
 
 TEST(GemmLaunchTest, SplitKTileSlicesKAcrossTheCluster) {
-  GemmLaunch launch = derive(768, 3072, {8, 128, 128, 4});
-  EXPECT_EQ(launch.warpsN, 8);
+  GemmLaunch launch = derive(768, 3072, {8, 32, 128, 4});
+  EXPECT_FALSE(launch.wgmma);
+  EXPECT_EQ(launch.warpsN, 2);
   EXPECT_EQ(launch.kPerCta, 768);
   EXPECT_EQ(launch.stages, 6); // 6 bk blocks
   EXPECT_EQ(launch.stageK, 128);
-  EXPECT_EQ(launch.warpsK, 1); // max(1, 8 / 8)
+  EXPECT_EQ(launch.warpsK, 4); // min(768 / 32, max(1, 8 / 2))
   EXPECT_EQ(launch.threads, 256);
   EXPECT_EQ(launch.slabRowElems, 800); // 384 words = 0 (mod 32): + 16
-  // The slab, then the receive area: a slot of 32 items (128 / 4) of 8
-  // floats for each rank, then the 8-byte mbarrier.
-  EXPECT_EQ(launch.shareItems, 32);
-  EXPECT_EQ(launch.recvOffset, (128 + 8) * 800 * 2);
-  EXPECT_EQ(launch.recvBarrierOffset, launch.recvOffset + 4 * 32 * 8 * 4);
+  // The slab, then the receive area: a slot of 8 items (8 * 32 / 8 / 4) of
+  // 8 floats for each rank, then the 8-byte mbarrier.
+  EXPECT_EQ(launch.shareItems, 8);
+  EXPECT_EQ(launch.recvOffset, (32 + 8) * 800 * 2);
+  EXPECT_EQ(launch.recvBarrierOffset, launch.recvOffset + 4 * 8 * 8 * 4);
   EXPECT_EQ(launch.sharedBytes, launch.recvBarrierOffset + 8);
-  EXPECT_EQ(launch.gridX, 6);
+  EXPECT_EQ(launch.gridX, 24);
   EXPECT_EQ(launch.gridYPerM, 8);
   EXPECT_EQ(launch.gridZ, 4);
 }
@@ -94,7 +95,9 @@ TEST(GemmLaunchTest, WarpsKLimitedByKChunks) {
 }
 
 TEST(GemmLaunchTest, WidestTileUsesSixteenWarps) {
+  // K/split = 160 is no whole 64-k atoms: mma.sync, one warp per 16 W rows.
   GemmLaunch launch = derive(5120, 1280, {8, 256, 32, 8});
+  EXPECT_FALSE(launch.wgmma);
   EXPECT_EQ(launch.warpsN, 16);
   EXPECT_EQ(launch.slabRowElems, 160); // 80 words = 16 (mod 32)
   EXPECT_EQ(launch.warpsK, 1);         // max(1, 8 / 16 = 0)
@@ -149,10 +152,34 @@ TEST(GemmLaunchTest, Bn64TilesUseWarpgroupMmaWithWeightsAsA) {
   EXPECT_EQ(deriveError(768, 768, {16, 64, 32, 8}),
             "bn = 64 (wgmma) needs K/split = 96 to be a multiple of 64 "
             "(128-byte swizzle atoms of 64 k)");
-  // bm = 64 keeps x as A; other widths stay on mma.sync.
+  // bm = 64 keeps x as A; narrower W tiles stay on mma.sync.
   EXPECT_FALSE(derive(3072, 768, {64, 64, 64, 1}).wgmmaWeightsA);
-  EXPECT_FALSE(derive(3072, 768, {16, 128, 64, 1}).wgmma);
+  EXPECT_EQ(derive(3072, 768, {64, 128, 64, 2}).wgmmaGroupsN, 1);
   EXPECT_FALSE(derive(3072, 768, {16, 32, 64, 1}).wgmma);
+}
+
+TEST(GemmLaunchTest, WiderWeightsAsATilesTakeAWarpgroupPer64Rows) {
+  // bn = 128: two warpgroups along N, and two sets of them along K when a
+  // stage's chunks split evenly (16 warps).
+  GemmLaunch launch = derive(3072, 768, {16, 128, 64, 1});
+  EXPECT_TRUE(launch.wgmmaWeightsA);
+  EXPECT_EQ(launch.wgmmaGroupsN, 2);
+  EXPECT_EQ(launch.warpsN, 8);
+  EXPECT_EQ(launch.warpsK, 2);
+  EXPECT_EQ(launch.threads, 512);
+  EXPECT_EQ(launch.slabBytes, (128 + 16) * 768 * 2);
+  EXPECT_EQ(launch.partialBytes, 2 * 16 * 132 * 4);
+  EXPECT_EQ(launch.gridX, 24);
+  // A stage of three chunks: one set along K.
+  GemmLaunch odd = derive(3072, 768, {8, 128, 32, 1});
+  EXPECT_EQ(odd.stageK, 96);
+  EXPECT_EQ(odd.warpsK, 1);
+  EXPECT_EQ(odd.threads, 256);
+  // bn = 256: four warpgroups fill the 16 warps; K is never split further.
+  GemmLaunch wide = derive(3072, 768, {8, 256, 64, 2});
+  EXPECT_EQ(wide.wgmmaGroupsN, 4);
+  EXPECT_EQ(wide.warpsK, 1);
+  EXPECT_EQ(wide.threads, 512);
 }
 
 TEST(GemmLaunchTest, RejectsIllegalTiles) {
@@ -222,12 +249,16 @@ TEST(GemmLaunchTest, EveryLegalTileRespectsLimits) {
             EXPECT_EQ(launch.stageK % bk, 0);
             EXPECT_LE(launch.stages, kGemmMaxStages);
             EXPECT_GE(launch.warpsK, 1);
-            EXPECT_EQ(launch.wgmma, bm == 64 || bn == 64);
-            EXPECT_EQ(launch.wgmmaWeightsA, bm < 64 && bn == 64);
+            const bool wholeAtoms = launch.kPerCta % 64 == 0;
+            EXPECT_EQ(launch.wgmma,
+                      bm == 64 || bn == 64 || (bn >= 128 && wholeAtoms));
+            EXPECT_EQ(launch.wgmmaWeightsA, launch.wgmma && bm < 64);
             if (launch.wgmma) { // unpadded rows of 64-k swizzle atoms
               EXPECT_EQ(launch.slabRowElems, launch.kPerCta);
               EXPECT_EQ(launch.kPerCta % 64, 0);
-              EXPECT_EQ(launch.warps, 4 * launch.warpsK);
+              EXPECT_EQ(launch.wgmmaGroupsN,
+                        launch.wgmmaWeightsA ? bn / 64 : 1);
+              EXPECT_EQ(launch.warps, 4 * launch.wgmmaGroupsN * launch.warpsK);
             } else {
               EXPECT_EQ(launch.slabRowElems / 2 % 32, 16);
             }

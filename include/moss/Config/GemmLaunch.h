@@ -39,17 +39,22 @@ constexpr int64_t kGemmPartialRowPad = 4;
 struct GemmLaunch {
   /// Warpgroup MMAs (wgmma.mma_async m64nNk16) read x and W straight from
   /// shared memory, stored K-major with the 128-byte swizzle (K/split a
-  /// multiple of 64). bm == 64: x is A, W is B (N = bn). bn == 64 (bm <= 32,
-  /// `wgmmaWeightsA`): W is A, x is B (N = bm8). Either way each of `warpsK`
-  /// warpgroups takes every warpsK-th 32-wide chunk of a stage.
+  /// multiple of 64). bm == 64: x is A, W is B (N = bn). bn >= 64 (bm <= 32,
+  /// `wgmmaWeightsA`): W is A, x is B (N = bm8), one warpgroup for each 64
+  /// W rows. Either way each of `warpsK` sets of warpgroups takes every
+  /// warpsK-th 32-wide chunk of a stage.
   bool wgmma = false;
   bool wgmmaWeightsA = false;
+  /// wgmma: warpgroups along N (bn / 64 when W is A, else 1).
+  int64_t wgmmaGroupsN = 0;
   int64_t warpsN = 0;  ///< bn / 16: each warp owns 16 n rows (1 with wgmma
                        ///< and bm == 64).
   int64_t warpsK = 0;  ///< min(kPerCta / 32, max(1, 8 / warpsN)); with wgmma
-                       ///< the warpgroups: 2 when a stage's chunk count is
-                       ///< even, else 1. Also the number of partial tiles.
-  int64_t warps = 0;   ///< warpsN * warpsK (<= 16); with wgmma 4 * warpsK.
+                       ///< the warpgroup sets along K: 2 when a stage's chunk
+                       ///< count is even and 8 * wgmmaGroupsN <= 16, else 1.
+                       ///< Also the number of partial tiles.
+  int64_t warps = 0;   ///< warpsN * warpsK (<= 16); with wgmma
+                       ///< 4 * wgmmaGroupsN * warpsK.
   int64_t threads = 0; ///< 32 * warps: blockDim.x.
   int64_t kPerCta = 0; ///< K / split: the CTA's K slice.
   int64_t stages = 0;  ///< cp.async groups: largest divisor of kPerCta/bk

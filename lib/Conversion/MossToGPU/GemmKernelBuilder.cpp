@@ -29,12 +29,13 @@
 // same at n0+g+8.
 //
 // Warpgroup MMAs (docs/kernel-abi.md). bm = 64: wgmma m64nNk16 with x as A
-// and W as B (N = bn). bn = 64, bm <= 32: the same swap as above, W's 64
-// rows as A and x as B (N = bm8); warp w of the warpgroup then holds the
-// accumulator of an m16n8 warp over W rows 16w.. (per n8 tile j as c0..c3
-// above), so the partial tiles are stored as the mma.sync kernels store
-// theirs (H200: 3072 x 768 M = 16 2.46 -> 2.29 us as a programmatic
-// dependent, benchmarks/results/2026-12-04f-h200).
+// and W as B (N = bn). bn >= 64, bm <= 32: the same swap as above, each 64
+// W rows as A of one warpgroup and x as B (N = bm8); warp w of warpgroup n
+// then holds the accumulator of an m16n8 warp over W rows 64n + 16w.. (per
+// n8 tile j as c0..c3 above), so the partial tiles are stored as the
+// mma.sync kernels store theirs (H200, as a programmatic dependent: 3072 x
+// 768 M = 16 2.46 -> 2.29 us, benchmarks/results/2026-12-04f-h200; 1280 x
+// 5120 M = 30 on [32, 128, 128, 8] 6.41 -> 5.58, 2026-12-04h-h200).
 //
 // Split-K: the `split` CTAs of an output tile form one thread-block cluster
 // (cluster dims (1, 1, split), rank = blockIdx.z), and rank r finishes a
@@ -157,10 +158,11 @@ private:
   /// start address >> 4, 1024-byte atom stride, 128-byte swizzle mode.
   Value matrixDescriptor(Value matrix);
   /// The stages of a wgmma kernel, both operands K-major: with bm = 64, x as
-  /// A (64 x 16) and W as B (bn x 16); with W as A (bn = 64), W as A and x
-  /// as B (bm8 x 16). Warpgroup `wg` takes every warpsK-th chunk. Returns
-  /// its N/2 accumulator floats.
-  SmallVector<Value> emitWgmmaStages(Value slab, Value wg);
+  /// A (64 x 16) and W as B (bn x 16); with W as A (bn >= 64), W as A and
+  /// x as B (bm8 x 16), warpgroup `wgN` taking W rows [64 wgN, 64 wgN + 64).
+  /// Warpgroup set `wgK` takes every warpsK-th chunk. Returns the
+  /// warpgroup's N/2 accumulator floats.
+  SmallVector<Value> emitWgmmaStages(Value slab, Value wgN, Value wgK);
   /// Accumulator of m64nNk16: warp w of the warpgroup holds rows 16w + g
   /// (+8), columns 8j + 2t (+1) of the warpgroup's 64 x bn tile.
   void storeWgmmaPartials(Value tile, ArrayRef<Value> acc, Value wg,
@@ -420,14 +422,18 @@ Value Emitter::matrixDescriptor(Value matrix) {
   return arith::OrIOp::create(b, loc, start, constI64(fields));
 }
 
-SmallVector<Value> Emitter::emitWgmmaStages(Value slab, Value wg) {
+SmallVector<Value> Emitter::emitWgmmaStages(Value slab, Value wgN, Value wgK) {
   const config::GemmLaunch &launch = shape.launch;
   const int64_t groups = launch.warpsK, perStage = shape.chunksPerStage;
   const bool weightsA = launch.wgmmaWeightsA;
   const int64_t n = weightsA ? launch.bm8 : spec.bn, accCount = n / 2;
   Value xDesc =
       matrixDescriptor(elementPtr(slab, bf16, spec.bn * launch.kPerCta));
-  Value wDesc = matrixDescriptor(slab);
+  // W as A: warpgroup wgN's 64 rows are the 8 atoms from atom 8 wgN of
+  // every 64-k block (swizzledOffset's order).
+  Value wDesc = matrixDescriptor(launch.wgmmaGroupsN > 1
+                                     ? elementPtr(slab, bf16, mul(wgN, 64 * 64))
+                                     : slab);
   // k16 step s of a matrix of `rows` rows: 32 bytes into 64-k block s / 4
   // (blocks are rows / 8 atoms of 1024 bytes); the hardware applies the
   // swizzle to the advanced start address.
@@ -459,9 +465,9 @@ SmallVector<Value> Emitter::emitWgmmaStages(Value slab, Value wg) {
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b, loc);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    // Warpgroup wg takes chunks begin + wg, begin + wg + groups, ...
+    // Warpgroup set wgK takes chunks begin + wgK, begin + wgK + groups, ...
     for (int64_t i = 0; i < perStage / groups; ++i) {
-      Value chunk = add(wg, stage * perStage + i * groups);
+      Value chunk = add(wgK, stage * perStage + i * groups);
       for (int64_t h = 0; h < 2; ++h) {
         Value step = add(mul(chunk, 2), h);
         Value wStep = atStep(wDesc, step, spec.bn);
@@ -628,15 +634,21 @@ void Emitter::emitMainKernel(gpu::GPUModuleOp module) {
   }
   issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m,
               arg(kPrefetchW));
+  // Warpgroup wg = (wgK, wgN), wgN fastest.
   Value wg = launch.wgmma ? divU(warp, 4) : Value();
-  SmallVector<Value> acc =
-      launch.wgmma ? emitWgmmaStages(smem, wg) : emitStages(smem, wn, wk, g, t);
+  const bool wideA = launch.wgmmaGroupsN > 1;
+  Value wgN = wideA ? remU(wg, launch.wgmmaGroupsN) : constI32(0);
+  Value wgK = wideA ? divU(wg, launch.wgmmaGroupsN) : wg;
+  SmallVector<Value> acc = launch.wgmma ? emitWgmmaStages(smem, wgN, wgK)
+                                        : emitStages(smem, wn, wk, g, t);
   // The partial tiles reuse the slab: wait until every warp is done with it.
   gpu::BarrierOp::create(b, loc);
   if (launch.wgmmaWeightsA) // the mma.sync accumulator layout of warp
-    storePartials(smem, acc, remU(warp, 4), wg, g, t); // (w % 4, wg)
+    storePartials(smem, acc,
+                  wideA ? add(mul(wgN, 4), remU(warp, 4)) : remU(warp, 4), wgK,
+                  g, t); // (4 wgN + w % 4, wgK)
   else if (launch.wgmma)
-    storeWgmmaPartials(smem, acc, wg, remU(warp, 4), g, t);
+    storeWgmmaPartials(smem, acc, wgK, remU(warp, 4), g, t);
   else
     storePartials(smem, acc, wn, wk, g, t);
 

@@ -198,6 +198,40 @@ func.func @gelu_weights_a(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> 
 
 // -----
 
+// bn = 128 (bm <= 32): one warpgroup for each 64 W rows. Warpgroup wg takes W
+// rows from 64 (wg % 2) (8 atoms, 4096 bf16, further into each 64-k block) and
+// chunks of set wg / 2; a k16 step walks 64-k blocks of 128 x 128 bytes
+// (16384) of W and 16 x 128 (2048) of x. Four warpgroups: 512 threads.
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK: gpu.func @[[WIDE:linear_n3072_k768_gelu_bm16_bn128_bk64_s1]](
+// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
+// CHECK: %[[WGN:.*]] = arith.remui %[[WG:.*]], %c2_i32
+// CHECK-NEXT: arith.constant 2 : i32
+// CHECK-NEXT: %[[WGK:.*]] = arith.divui %[[WG]], %c2_i32
+// CHECK: arith.muli %[[WGN]], %c4096_i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.addi %[[WGK]],
+// CHECK: arith.muli %{{.*}}, %c16384_i64
+// CHECK: arith.shrui
+// CHECK-NEXT: %[[A:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK: arith.muli %{{.*}}, %c2048_i64
+// CHECK: arith.shrui
+// CHECK-NEXT: %[[B:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT: nvvm.wgmma.mma_async %[[A]], %[[B]], %{{.*}}, <m = 64, n = 16, k = 16>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.return
+// CHECK-LABEL: func.func @gelu_weights_a_wide
+// (128 + 16) rows of 768 bf16, unpadded: 221184 bytes.
+// CHECK: gpu.launch_func @moss_kernels::@[[WIDE]] blocks in (%c24, %{{.*}}, %{{.*}}) threads in (%c512, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c221184_i32
+// CHECK-NOT: moss.
+func.func @gelu_weights_a_wide(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
+  %y = moss.linear %x, %w epilogue gelu tile <16, 128, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+  return %y : tensor<?x3072xbf16>
+}
+
+// -----
+
 // Two ops with the same configuration share one kernel.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK-COUNT-1: gpu.func @linear_n3072_k768_none_bm16_bn64_bk64_s1(
