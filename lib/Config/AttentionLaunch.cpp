@@ -126,13 +126,18 @@ int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas, int64_t wanted,
     return std::max<int64_t>(1, std::min({wanted, most, tiles}));
   int64_t groups = std::min(most, tiles);
   // Groups pay while the grid leaves SMs idle (beyond two CTAs an SM their
-  // shared memory costs occupancy). In a tiny grid two or more row warps
-  // group only while that leaves at most two trips: longer walks split
-  // further across CTAs instead (H200, H=12 S=400 T=32: B=1 4 splits x 1
-  // group 7.8 us against 4 x 2 8.3; B=4 2 x 2 8.9 against 4 x 1 9.3).
-  if (ctas > kAttentionGroupsMaxCtas ||
-      (rowWarps >= 2 && ctas <= kAttentionFewCtas &&
-       ceilDiv(tiles, groups) > 2))
+  // shared memory costs occupancy), and two groups of one row warp while
+  // their 2-warp CTAs fit three an SM (H200, H=20 S=125 B=16, 320 CTAs:
+  // T=1 1 x 2 5.06 -> 4.75 us, PDL 4.73 -> 4.34; T=8 5.38 -> 4.84).
+  if (ctas > kAttentionGroupsMaxCtas)
+    return rowWarps == 1 && ctas <= kAttentionPairedGroupsMaxCtas
+               ? std::min<int64_t>(groups, 2)
+               : 1;
+  // In a tiny grid two row warps group only for a single trip: longer walks
+  // split across CTAs instead (H200, H=12 T=32 B=1: S=250 4 splits x 1 group
+  // 4.73 / 4.23 us plain / PDL against 1 x 2 5.41 / 4.88; S=400 4 x 1 5.46
+  // against 4 x 2 5.51). (More row warps never group: most = 1.)
+  if (rowWarps >= 2 && ctas <= kAttentionFewCtas && ceilDiv(tiles, groups) > 1)
     return 1;
   // One row warp with more tiles than four groups take in a trip: two
   // groups (with two copy warps) and splits of one trip instead, while that
@@ -160,13 +165,16 @@ int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
   // than they save (H200, one group: H=12 S=400 T=240 B=1 4 splits 12.4 us
   // against 2 splits 8.9; S=250 T=480 B=1 2 splits 8.4 against 7.9 unsplit).
   bound = std::min(bound, kAttentionSms / ctas);
-  // A split's merge costs in proportion to its rows: one row warp may split
-  // down to one trip, more keep two (H200, tiny grids, H=12 S=400: B=1 T=32
-  // 4 splits 7.8 us against 7 splits 8.2, B=2 7.9 against 10.0; S=250 B=1
-  // T=32 one split of 2 groups 5.9 against 2 x 2 6.8).
-  int64_t minTrips = rowWarps == 1 ? 1 : 2;
-  return std::max<int64_t>(
-      1, std::min({ceilDiv(trips, minTrips), bound, kAttentionMaxSplits}));
+  // A split's merge costs in proportion to its rows: one or two row warps
+  // may split down to one trip, two into at most four CTAs, more keep two
+  // trips (H200, H=12 T=32: S=250 B=4 2 splits x 2 groups 5.44 / 4.80 us
+  // plain / PDL against 1 x 2 5.60 / 5.04; S=400 B=1 4 x 1 5.46 / 4.96
+  // against 7 x 1 5.95 / 5.57).
+  int64_t minTrips = rowWarps <= 2 ? 1 : 2;
+  int64_t most =
+      rowWarps == 2 ? kAttentionTwoRowWarpsMaxSplits : kAttentionMaxSplits;
+  return std::max<int64_t>(1,
+                           std::min({ceilDiv(trips, minTrips), bound, most}));
 }
 } // namespace
 

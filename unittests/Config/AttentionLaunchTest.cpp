@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace moss::config;
 
 namespace {
@@ -97,7 +99,7 @@ TEST(AttentionLaunchTest, CopyWarpsFillSmallGridsOfTwoOrThreeGroups) {
   EXPECT_EQ(forced(1, 20, 1, 125, 1).copyWarps, 1);
   EXPECT_EQ(forced(1, 20, 1, 125, 3).copyWarps, 2);
   EXPECT_EQ(forced(8, 20, 1, 125, 2).copyWarps, 2);
-  EXPECT_EQ(forced(16, 20, 1, 125, 3).copyWarps, 0); // one group
+  EXPECT_EQ(forced(32, 20, 1, 125, 3).copyWarps, 0); // one group
   EXPECT_EQ(forced(1, 12, 1, 250, 3).copyWarps, 0);  // four groups
 }
 
@@ -137,10 +139,23 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   EXPECT_EQ(chooseAttentionKvGroups(16, 12, 32, 400), 2);
   EXPECT_EQ(chooseAttentionKvGroups(1, 12, 40, 400), 1); // 3 row warps
   EXPECT_EQ(chooseAttentionKvGroups(1, 12, 480, 400), 1);
-  // A full grid: 16 * 12 = 192 CTAs still group, 16 * 20 = 320 do not.
+  // Two row warps over 4 tiles in a tiny grid: two groups would leave two
+  // trips, so one group (and splits).
+  EXPECT_EQ(chooseAttentionKvGroups(1, 12, 32, 250), 1);
+  // A full grid: 16 * 12 = 192 CTAs still group; 16 * 20 = 320 and 32 * 12 =
+  // 384 of one row warp take two groups (2-warp CTAs, three an SM), of two
+  // row warps none; 20 * 20 = 400 none.
   EXPECT_EQ(chooseAttentionKvGroups(16, 12, 1, 400), 4);
-  EXPECT_EQ(chooseAttentionKvGroups(16, 20, 1, 125), 1);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 20, 1, 125), 2);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 20, 8, 125), 2);
+  EXPECT_EQ(chooseAttentionKvGroups(32, 12, 1, 400), 2);
   EXPECT_EQ(chooseAttentionKvGroups(16, 20, 32, 125), 1);
+  EXPECT_EQ(chooseAttentionKvGroups(20, 20, 1, 125), 1);
+  AttentionLaunch paired = derive(16, 20, 1, 125);
+  EXPECT_EQ(paired.splits, 1);
+  EXPECT_EQ(paired.copyWarps, 0);
+  EXPECT_EQ(paired.threads, 64);
+  EXPECT_EQ(paired.sharedBytes, 2 * 2 * 16384 + 2 * 2048 + 4608);
   AttentionLaunch three = derive(1, 1, 1, 190);
   EXPECT_EQ(three.kvGroups, 3);
   EXPECT_EQ(three.stages, 1);
@@ -164,7 +179,9 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   EXPECT_EQ(chooseAttentionSplits(1, 20, 1, 125), 1);
   EXPECT_EQ(chooseAttentionSplits(1, 12, 1, 250), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 20, 1, 125), 1);
-  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 250), 1); // 2 trips, 48 CTAs
+  // Two row warps split down to one trip: 2 groups x 2 trips in 48 CTAs
+  // take two splits (one CTA an SM).
+  EXPECT_EQ(chooseAttentionSplits(4, 12, 32, 250), 2);
   // One row warp splits down to one trip a split while the slots allow:
   // two groups over 7 tiles in 12 CTAs, four groups in 48.
   EXPECT_EQ(chooseAttentionKvGroups(1, 12, 1, 400), 2);
@@ -179,9 +196,13 @@ TEST(AttentionLaunchTest, RuleSplitsOnlyWhatTripsLeave) {
   EXPECT_EQ(chooseAttentionKvGroups(8, 12, 32, 400), 2);
   EXPECT_EQ(chooseAttentionSplits(8, 12, 32, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 32, 400), 1);
-  // Two trips of two groups, or of one group of four row warps: not worth a
-  // split, even in a tiny grid.
-  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 250), 1);
+  // Two row warps over 4 tiles in 12 CTAs: one group in four splits of one
+  // tile (at most four for two row warps: 7 tiles stay at four, above).
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 250), 4);
+  EXPECT_EQ(derive(1, 12, 32, 250).tilesPerSplit, 1);
+  EXPECT_EQ(chooseAttentionSplits(1, 12, 32, 1024), 4);
+  // Two trips of one group of four row warps: not worth a split, even in a
+  // tiny grid.
   EXPECT_EQ(chooseAttentionSplits(1, 20, 64, 125), 1);
   EXPECT_EQ(chooseAttentionSplits(16, 12, 1, 400), 1);
   EXPECT_EQ(chooseAttentionSplits(4, 12, 240, 400), 1);
@@ -224,10 +245,12 @@ TEST(AttentionLaunchTest, ForcedSplitsAndGroupsNeverIdle) {
   EXPECT_EQ(derive(1, 12, 1, 400, 1, 1).warps, 1);
 }
 
-TEST(AttentionLaunchTest, GroupedLaunchesFitTwoCtasAnSm) {
-  // The grouped functions are built for two CTAs an SM (.minnctapersm 2), the
-  // one-group function for three: every grouped launch the rule makes for the
-  // decoder's shapes must fit in one wave at two.
+TEST(AttentionLaunchTest, GroupedLaunchesFitOneWave) {
+  // The grouped functions are built for two CTAs of four warps an SM
+  // (.minnctapersm 2), the one-group function for three: every grouped
+  // launch the rule makes for the decoder's shapes must fit in one wave, by
+  // registers (eight warps an SM) and by shared memory (228 KiB, 1 KiB of it
+  // reserved a CTA).
   EXPECT_EQ(attentionMinCtasPerSm(1), 3);
   for (int64_t g = 2; g <= kAttentionMaxKvGroups; ++g)
     EXPECT_EQ(attentionMinCtasPerSm(g), 2);
@@ -240,8 +263,11 @@ TEST(AttentionLaunchTest, GroupedLaunchesFitTwoCtasAnSm) {
           if (l.kvGroups == 1)
             continue;
           ++grouped;
+          int64_t byRegisters =
+              attentionMinCtasPerSm(l.kvGroups) * kAttentionMaxWarps / l.warps;
+          int64_t byShared = 228 * 1024 / (l.sharedBytes + 1024);
           EXPECT_LE(l.gridX * l.gridY * l.splits,
-                    kAttentionSms * attentionMinCtasPerSm(l.kvGroups))
+                    kAttentionSms * std::min(byRegisters, byShared))
               << "B=" << b << " H=" << h << " T=" << t << " S=" << s;
         }
   EXPECT_GT(grouped, 50);

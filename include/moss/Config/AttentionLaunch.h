@@ -93,9 +93,10 @@ constexpr int64_t kAttentionMaxSharedBytes =
 /// the 1 KiB the system reserves, of 228 KiB). Splits pay while the grid
 /// leaves half the GPU's CTA slots empty, and while the split grid has at
 /// most one CTA an SM. (The grouped functions guarantee
-/// two CTAs an SM, .minnctapersm 2; the rule launches them for at most
-/// kAttentionGroupsMaxCtas CTAs, split grids for at most a quarter of this
-/// model's slots, so each fits one wave and the model, measured so, stays.)
+/// two CTAs of four warps an SM, .minnctapersm 2; the rule launches them for
+/// at most kAttentionGroupsMaxCtas CTAs, or kAttentionPairedGroupsMaxCtas
+/// 2-warp CTAs, split grids for at most a quarter of this model's slots, so
+/// each fits one wave and the model, measured so, stays.)
 constexpr int64_t kAttentionSms = 132;
 /// Beyond this many CTAs (B*H*row blocks, two an SM) the rule uses one group:
 /// the SMs are busy anyway and a group's shared memory costs occupancy.
@@ -110,8 +111,13 @@ constexpr int64_t kAttentionGroupedMinCtasPerSm = 2;
 constexpr int64_t kAttentionCtasPerSmByWarps[5] = {0, 12, 6, 4, 3};
 constexpr int64_t kAttentionCtasPerSmBySlots[5] = {0, 0, 6, 0, 3};
 constexpr int64_t kAttentionMaxSplits = 8;
-/// Up to this many CTAs, two row warps group only for at most two trips.
+/// Up to this many CTAs, two row warps group only for a single trip.
 constexpr int64_t kAttentionFewCtas = 32;
+/// Beyond kAttentionGroupsMaxCtas, one row warp still takes two groups up to
+/// this many CTAs: its 2-warp CTAs fit three an SM (shared memory).
+constexpr int64_t kAttentionPairedGroupsMaxCtas = 3 * kAttentionSms;
+/// Splits of a launch of two row warps at most (their merge moves 32 rows).
+constexpr int64_t kAttentionTwoRowWarpsMaxSplits = 4;
 
 /// nvvm.minctasm of the function for `kvGroups` key groups.
 int64_t attentionMinCtasPerSm(int64_t kvGroups);
@@ -198,9 +204,10 @@ struct AttentionLaunch {
 
 /// Key groups of the rule before splitting, for sizes >= 1: the warps that
 /// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on); 1
-/// for more than kAttentionGroupsMaxCtas CTAs, and for two row warps in a
-/// grid of at most kAttentionFewCtas CTAs when groups would leave more than
-/// two trips; 2 instead of 4 when keyTiles > 4 and ctas * ceil(keyTiles / 2)
+/// for more than kAttentionGroupsMaxCtas CTAs (at most 2 for one row warp up
+/// to kAttentionPairedGroupsMaxCtas), and for two row warps in a grid of at
+/// most kAttentionFewCtas CTAs when groups would leave more than one trip;
+/// 2 instead of 4 when keyTiles > 4 and ctas * ceil(keyTiles / 2)
 /// <= kAttentionSms (the splits of two-group CTAs, each one trip, fit one
 /// CTA an SM).
 int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s);
@@ -215,11 +222,12 @@ enum class AttentionTmaMode { off = 0, rule = 1, everywhere = 2 };
 /// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs
 /// per SM and ctas = B*H*ceil(T / rowsPerCta): 1 when trips <= 1, else
 /// max(1, min(ceil(trips / minTrips), floor(slots / (f ctas)), floor(132 /
-/// ctas), 8)) with f = 2 for one group, 4 for more, and minTrips = 1 for one
-/// row warp, else 2. Every split pays a merge (a cluster barrier and rank 0's
-/// reads of the other ranks' rows), so splits of several row warps must save
-/// more than one trip each. Fitted to sweeps of the decoder's cases on an
-/// H200 (benchmarks/results/2026-12-03d-h200, 2026-12-04b-h200).
+/// ctas), most)) with f = 2 for one group, 4 for more, minTrips = 1 for one
+/// or two row warps, else 2, and most = kAttentionTwoRowWarpsMaxSplits for
+/// two row warps, else 8. Every split pays a merge (rank 0 merges the other
+/// ranks' rows), so splits of many row warps must save more than one trip
+/// each. Fitted to sweeps of the decoder's cases on an H200
+/// (benchmarks/results/2026-12-03d-h200, 2026-12-04b-h200, 2026-12-04h-h200).
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Fills `out` for sizes >= 1. `splits` / `kvGroups` = 0 apply the rule; a

@@ -159,16 +159,20 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value tiles = ceilDiv(sDim, c(config::kAttentionKeysPerTile));
     Value ctas = mul(gridX, gridY);
     Value fitting = minU(divU(c(config::kAttentionMaxWarps), rowWarps), tiles);
-    // One group for a full grid, and for two or more row warps in a tiny
-    // grid when groups would leave more than 2 trips.
+    // One group for a full grid (two for one row warp while its 2-warp CTAs
+    // fit three an SM), and for two or more row warps in a tiny grid when
+    // groups would leave more than one trip.
     Value tinyGrid = ule(ctas, c(config::kAttentionFewCtas));
     Value fullGrid =
         arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, ctas,
                               c(config::kAttentionGroupsMaxCtas));
+    Value pairedFullGrid = arith::AndIOp::create(
+        rw, loc, arith::AndIOp::create(rw, loc, fullGrid, eq(rowWarps, 1)),
+        ule(ctas, c(config::kAttentionPairedGroupsMaxCtas)));
     Value manyRowWarps = arith::CmpIOp::create(
         rw, loc, arith::CmpIPredicate::uge, rowWarps, c(2));
     Value manyTrips = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt,
-                                            ceilDiv(tiles, fitting), c(2));
+                                            ceilDiv(tiles, fitting), c(1));
     Value longWalk = arith::AndIOp::create(
         rw, loc, arith::AndIOp::create(rw, loc, manyRowWarps, manyTrips),
         tinyGrid);
@@ -184,7 +188,8 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value pairable = arith::AndIOp::create(rw, loc, fourGroups, manyTiles);
     Value pairGrid = arith::AndIOp::create(rw, loc, pairable, pairFits);
     Value paired = select(pairGrid, c(2), fitting);
-    Value groups0 = select(oneGroup, c(1), paired);
+    Value groups0 = select(pairedFullGrid, minU(fitting, c(2)),
+                           select(oneGroup, c(1), paired));
     auto stagesOf = [&](Value groups) {
       return select(ule(groups, c(2)), c(2), c(1));
     };
@@ -199,12 +204,14 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value half = divU(slots, mul(ctas, spread));
     Value perSm = divU(c(config::kAttentionSms), ctas);
     Value bound = minU(half, perSm);
-    // One row warp splits down to one trip per split, more keep two.
-    Value minTrips = select(eq(rowWarps, 1), c(1), c(2));
-    Value wanted =
-        arith::MaxUIOp::create(rw, loc, c(1),
-                               minU(minU(ceilDiv(trips, minTrips), bound),
-                                    c(config::kAttentionMaxSplits)));
+    // One or two row warps split down to one trip per split (two into at
+    // most four splits), more keep two.
+    Value minTrips = select(ule(rowWarps, c(2)), c(1), c(2));
+    Value mostSplits =
+        select(eq(rowWarps, 2), c(config::kAttentionTwoRowWarpsMaxSplits),
+               c(config::kAttentionMaxSplits));
+    Value wanted = arith::MaxUIOp::create(
+        rw, loc, c(1), minU(minU(ceilDiv(trips, minTrips), bound), mostSplits));
     wanted = select(ule(trips, c(1)), c(1), wanted);
     Value tilesPerSplit = ceilDiv(tiles, minU(wanted, tiles));
     Value splits = ceilDiv(tiles, tilesPerSplit);

@@ -97,6 +97,19 @@ func.func @b1_h12_t32_s400(%q: tensor<1x12x32x64xbf16>, %k: tensor<1x12x400x64xb
 
 // -----
 
+// 12 CTAs of 2 row warps over 4 tiles: two groups would leave two trips, so
+// one group in four splits of one tile each.
+// CHECK-LABEL: func.func @b1_h12_t32_s250(
+// CHECK-NOT: xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%c1, %c1, %c4) blocks in (%c12, %c1, %c4) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c73744_i32
+// CHECK-SAME: %c4_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+func.func @b1_h12_t32_s250(%q: tensor<1x12x32x64xbf16>, %k: tensor<1x12x250x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x32x250xi1>) -> tensor<1x12x32x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x32x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x32x250xi1> -> tensor<1x12x32x64xbf16>
+  return %o : tensor<1x12x32x64xbf16>
+}
+
+// -----
+
 // 96 CTAs of 2 row warps x 2 groups: slots / (4 ctas) = 1, no split.
 // CHECK-LABEL: func.func @b8_h12_t32_s400(
 // CHECK-NOT: xf32>
@@ -109,11 +122,12 @@ func.func @b8_h12_t32_s400(%q: tensor<8x12x32x64xbf16>, %k: tensor<8x12x400x64xb
 
 // -----
 
-// four tiles, 2 groups: two trips, not worth a split beyond 32 CTAs.
+// four tiles, 2 groups: two splits of one trip (two row warps split down to
+// one trip, and 96 CTAs keep one an SM).
 // CHECK-LABEL: func.func @b4_h12_t32_s250(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c48, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c82944_i32
-// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%c1, %c1, %c2) blocks in (%c48, %c1, %c2) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c101392_i32
+// CHECK-SAME: %c2_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b4_h12_t32_s250(%q: tensor<4x12x32x64xbf16>, %k: tensor<4x12x250x64xbf16>, %v: tensor<4x12x250x64xbf16>, %m: tensor<4x1x32x250xi1>) -> tensor<4x12x32x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<4x12x32x64xbf16>, tensor<4x12x250x64xbf16>, tensor<4x12x250x64xbf16>, tensor<4x1x32x250xi1> -> tensor<4x12x32x64xbf16>
   return %o : tensor<4x12x32x64xbf16>
@@ -194,14 +208,27 @@ func.func @b16_h12_t480_s400(%q: tensor<16x12x480x64xbf16>, %k: tensor<16x12x400
 
 // -----
 
-// 320 CTAs: past 264 the grid is full, one group, no split.
+// 320 CTAs of one row warp: past 264, but two groups' 2-warp CTAs fit three
+// an SM; no split, no copy warps.
 // CHECK-LABEL: func.func @b16_h20_t1_s125(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c320, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %c34816_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c320, %c1, %c1) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c74240_i32
 // CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h20_t1_s125(%q: tensor<16x20x1x64xbf16>, %k: tensor<16x20x125x64xbf16>, %v: tensor<16x20x125x64xbf16>, %m: tensor<16x1x1x125xi1>) -> tensor<16x20x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x20x1x64xbf16>, tensor<16x20x125x64xbf16>, tensor<16x20x125x64xbf16>, tensor<16x1x1x125xi1> -> tensor<16x20x1x64xbf16>
   return %o : tensor<16x20x1x64xbf16>
+}
+
+// -----
+
+// 400 CTAs: past three 2-warp CTAs an SM, one group.
+// CHECK-LABEL: func.func @b20_h20_t1_s125(
+// CHECK-NOT: xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%c400, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %c34816_i32
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+func.func @b20_h20_t1_s125(%q: tensor<20x20x1x64xbf16>, %k: tensor<20x20x125x64xbf16>, %v: tensor<20x20x125x64xbf16>, %m: tensor<20x1x1x125xi1>) -> tensor<20x20x1x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<20x20x1x64xbf16>, tensor<20x20x125x64xbf16>, tensor<20x20x125x64xbf16>, tensor<20x1x1x125xi1> -> tensor<20x20x1x64xbf16>
+  return %o : tensor<20x20x1x64xbf16>
 }
 
 // -----

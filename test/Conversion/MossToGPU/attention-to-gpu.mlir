@@ -285,13 +285,18 @@
 // CHECK: %[[CTAS:.*]] = arith.muli %[[GX]], %[[GY]]
 // CHECK: %[[FREE:.*]] = arith.divui %c4{{.*}}, %[[RW]]
 // CHECK: %[[FIT:.*]] = arith.minui %[[FREE]], %[[TILES]]
-// One group beyond 264 CTAs, and for two or more row warps in a grid of at
-// most 32 CTAs when groups would leave > 2 trips.
+// One group beyond 264 CTAs (two for one row warp up to 396), and for two or
+// more row warps in a grid of at most 32 CTAs when groups would leave more
+// than one trip.
 // CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[CTAS]], %c32
 // CHECK: %[[FULL:.*]] = arith.cmpi ugt, %[[CTAS]], %c264
+// CHECK: %[[UPTO396:.*]] = arith.cmpi ule, %[[CTAS]], %c396
+// CHECK: %[[ONEROW:.*]] = arith.cmpi eq, %[[RW]], %c1
+// CHECK: %[[FULLONEROW:.*]] = arith.andi %[[FULL]], %[[ONEROW]]
+// CHECK: %[[PAIREDFULL:.*]] = arith.andi %[[FULLONEROW]], %[[UPTO396]]
 // CHECK: %[[MANYRW:.*]] = arith.cmpi uge, %[[RW]], %c2
 // CHECK: %[[FITTRIPS:.*]] = arith.ceildivui %[[TILES]], %[[FIT]]
-// CHECK: %[[MANYTRIPS:.*]] = arith.cmpi ugt, %[[FITTRIPS]], %c2
+// CHECK: %[[MANYTRIPS:.*]] = arith.cmpi ugt, %[[FITTRIPS]], %c1
 // CHECK: %[[WALK:.*]] = arith.andi %[[MANYRW]], %[[MANYTRIPS]]
 // CHECK: %[[LONG:.*]] = arith.andi %[[WALK]], %[[FEW]]
 // CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
@@ -305,11 +310,13 @@
 // CHECK: %[[PAIRABLE:.*]] = arith.andi %[[FOUR]], %[[MORE]]
 // CHECK: %[[PAIR:.*]] = arith.andi %[[PAIRABLE]], %[[PAIRFITS]]
 // CHECK: %[[PAIRG:.*]] = arith.select %[[PAIR]], %c2{{.*}}, %[[FIT]]
-// CHECK: %[[G0:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[PAIRG]]
+// CHECK: %[[G1:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[PAIRG]]
+// CHECK: %[[TWOMOST:.*]] = arith.minui %[[FIT]], %c2
+// CHECK: %[[G0:.*]] = arith.select %[[PAIREDFULL]], %[[TWOMOST]], %[[G1]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
-// slots / (f ctas), 132 / ctas, 8)) with f = 2 for one group, else 4,
-// minTrips = 1 for one row warp, else 2; slots = 132 * min(CTAs by warps,
-// CTAs by shared-memory slots).
+// slots / (f ctas), 132 / ctas, most)) with f = 2 for one group, else 4,
+// minTrips = 1 for one or two row warps, else 2, most = 4 for two row warps,
+// else 8; slots = 132 * min(CTAs by warps, CTAs by shared-memory slots).
 // CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
 // CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[TILES]], %[[G0]]
 // CHECK: %[[ONEG0:.*]] = arith.cmpi ule, %[[G0]], %c1
@@ -318,11 +325,13 @@
 // CHECK: %[[HALF:.*]] = arith.divui %[[SLOTS]], %[[CTASF]]
 // CHECK: %[[PERSM:.*]] = arith.divui %c132{{.*}}, %[[CTAS]]
 // CHECK: %[[BOUND:.*]] = arith.minui %[[HALF]], %[[PERSM]]
-// CHECK: %[[ONERW:.*]] = arith.cmpi eq, %[[RW]], %c1
-// CHECK: %[[MINTRIPS:.*]] = arith.select %[[ONERW]]
+// CHECK: %[[FEWRW:.*]] = arith.cmpi ule, %[[RW]], %c2
+// CHECK: %[[MINTRIPS:.*]] = arith.select %[[FEWRW]]
+// CHECK: %[[TWORW:.*]] = arith.cmpi eq, %[[RW]], %c2
+// CHECK: %[[MOST:.*]] = arith.select %[[TWORW]], %c4{{.*}}, %c8
 // CHECK: %[[BYTRIPS:.*]] = arith.ceildivui %[[TRIPS]], %[[MINTRIPS]]
 // CHECK: %[[CAP1:.*]] = arith.minui %[[BYTRIPS]], %[[BOUND]]
-// CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %c8
+// CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %[[MOST]]
 // CHECK: %[[ATLEAST1:.*]] = arith.maxui %{{.*}}, %[[CAP2]]
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[TRIPS]], %c1
 // CHECK: %[[WANTED:.*]] = arith.select %[[ONE]], %{{.*}}, %[[ATLEAST1]]
