@@ -3,7 +3,9 @@
 // The host code's copy of the attention launch rule (docs/kernel-abi.md) folds
 // to the grid, block, dynamic shared memory, splits and key groups of
 // moss::config::deriveAttentionLaunch for static shapes: the same cases as
-// AttentionLaunchTest, so the C++ rule and its IR mirror cannot drift apart.
+// AttentionLaunchTest (unittests/Compiler/AttentionRuleMirrorTest.cpp checks
+// the same over 960 shapes), so the C++ rule and its IR mirror cannot drift
+// apart.
 // The kernel is the one for the rule's key-group count, one-pass or (splits >
 // 1) split, whose splits are one cluster (1, 1, splits) and need no
 // workspace; the split count follows the flags, then null tensor maps (host
