@@ -120,9 +120,10 @@ bool readTile(const json &value, GemmTile &tile) {
     return false;
   int64_t fields[4];
   for (size_t i = 0; i < 4; ++i) {
-    if (!value[i].is_number_integer())
+    std::optional<int64_t> field = detail::jsonInt64(value[i]);
+    if (!field)
       return false;
-    fields[i] = value[i].get<int64_t>();
+    fields[i] = *field;
   }
   tile = {fields[0], fields[1], fields[2], fields[3]};
   return true;
@@ -175,13 +176,19 @@ bool parseCandidateList(std::string_view bytes, const std::string &fileName,
   try {
     if (!document.is_object())
       return fail("expected an object");
-    if (document.value("format_version", int64_t(0)) !=
-        kCandidatesFormatVersion)
+    auto version = document.find("format_version");
+    if (version == document.end() ||
+        detail::jsonInt64(*version) != kCandidatesFormatVersion)
       return fail("\"format_version\" is not " +
                   std::to_string(kCandidatesFormatVersion) +
                   " (rebuild the candidates with moss-aot --candidates)");
     CandidateList list;
     list.chip = document.at("chip").get<std::string>();
+    // Iterating a non-array would visit an object's values or a scalar
+    // itself; only arrays are lists.
+    for (const char *list : {"rounds", "refused"})
+      if (!document.at(list).is_array())
+        return fail(std::string("\"") + list + "\" is not an array");
     std::set<std::string> rounds;
     for (const json &round : document.at("rounds")) {
       std::string name = round.get<std::string>();
@@ -205,6 +212,8 @@ bool parseCandidateList(std::string_view bytes, const std::string &fileName,
       std::string where = "key " + quoteForMessage(keyText) + ": ";
       if (!parseGemmKey(keyText, entry.key, reason))
         return fail(where + reason);
+      if (!candidates.is_array())
+        return fail(where + "the candidates are not an array");
       for (const json &c : candidates) {
         Candidate candidate;
         if (!readTile(c.at("tile"), candidate.tile))

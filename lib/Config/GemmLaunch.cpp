@@ -42,13 +42,14 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
                       GemmLaunch &out, std::string &err) {
-  if (n < 1) {
-    err = "N = " + std::to_string(n) + " must be >= 1";
-    return false;
-  }
-  if (k < 1) {
-    err = "K = " + std::to_string(k) + " must be >= 1";
-    return false;
+  // Bounded above too: the shared-memory sizes below multiply K.
+  const std::pair<const char *, int64_t> sizes[] = {{"N", n}, {"K", k}};
+  for (const auto &[name, value] : sizes) {
+    if (value < 1 || value > kMaxGemmDim) {
+      err = std::string(name) + " = " + std::to_string(value) +
+            " must be in [1, " + std::to_string(kMaxGemmDim) + "]";
+      return false;
+    }
   }
   const std::pair<const char *, int64_t> fields[] = {
       {"bm", tile.bm}, {"bn", tile.bn}, {"bk", tile.bk}, {"split", tile.split}};

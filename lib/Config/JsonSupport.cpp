@@ -3,6 +3,7 @@
 #include "JsonSupport.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace moss::config::detail {
 
@@ -76,6 +77,18 @@ bool parseJsonKeepingKeyOrder(std::string_view bytes, nlohmann::json &out,
         return true;
       };
   return parseJson(bytes, out, reason, recordKeys);
+}
+
+std::optional<int64_t> jsonInt64(const nlohmann::json &value) {
+  if (value.is_number_unsigned()) {
+    uint64_t number = value.get<uint64_t>();
+    if (number > uint64_t(std::numeric_limits<int64_t>::max()))
+      return std::nullopt;
+    return int64_t(number);
+  }
+  if (value.is_number_integer())
+    return value.get<int64_t>();
+  return std::nullopt;
 }
 
 std::string describeJsonValue(const nlohmann::json &value) {

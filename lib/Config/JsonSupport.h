@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,11 @@ bool parseJson(std::string_view bytes, nlohmann::json &out, std::string &reason,
 bool parseJsonKeepingKeyOrder(std::string_view bytes, nlohmann::json &out,
                               std::string &reason, const std::string &member,
                               std::vector<std::string> &keys);
+
+/// The value when it is a JSON integer within int64's range; nullopt for
+/// anything else (floats included: converting one out of range is undefined,
+/// and 1.0 is not a count).
+std::optional<int64_t> jsonInt64(const nlohmann::json &value);
 
 /// Short description of a value for error messages: `string "abc"`,
 /// `number 16.5`, `boolean true`, `null`, `array`, `object`.

@@ -582,6 +582,32 @@ TEST(CandidateListTest, WrongOrMissingFormatVersion) {
       "--candidates)");
 }
 
+TEST(CandidateListTest, FormatVersionMustBeAnInteger) {
+  // Found by the candidates fuzzer: a number past uint64 parses as a float,
+  // and converting it to int64 was undefined behaviour.
+  for (const char *version :
+       {"92233720368547758081", "1.0", "1.5", "18446744073709551615", "\"1\""})
+    EXPECT_CONTAINS(editedError("\"format_version\": 1",
+                                std::string("\"format_version\": ") + version),
+                    "\"format_version\" is not 1")
+        << version;
+}
+
+TEST(CandidateListTest, TileFieldsOutsideInt64AreNotIntegers) {
+  EXPECT_CONTAINS(editedError("[8,32,64,1]", "[8,32,64,9223372036854775808]"),
+                  "\"tile\" is not four integers");
+}
+
+TEST(CandidateListTest, ListsMustBeArrays) {
+  // Iterating an object or a scalar would accept {"a": "r000"} or "r000".
+  EXPECT_CONTAINS(editedError("\"rounds\": [\"r000\"",
+                              "\"rounds\": \"r000\", \"x\": [\"r000\""),
+                  "\"rounds\" is not an array");
+  EXPECT_CONTAINS(
+      editedError("\"refused\": [", "\"refused\": {\"a\": 1}, \"x\": ["),
+      "\"refused\" is not an array");
+}
+
 TEST(CandidateListTest, MissingTopLevelFields) {
   for (const char *field : {"chip", "rounds", "keys", "refused"}) {
     std::string text = serializeCandidateList(sampleList());

@@ -193,7 +193,12 @@ TEST(GemmLaunchTest, RejectsIllegalTiles) {
             "N = 3000 is not a multiple of bn = 64");
   EXPECT_EQ(deriveError(3072, 12, {1, 16, 4, 1}),
             "K = 12 is not a multiple of 8 (16-byte bf16 loads)");
-  EXPECT_EQ(deriveError(0, 768, {16, 64, 64, 1}), "N = 0 must be >= 1");
+  EXPECT_EQ(deriveError(0, 768, {16, 64, 64, 1}),
+            "N = 0 must be in [1, 2147483647]");
+  // Found by the launch fuzzer: K sizes the shared slab, (bn + bm8) *
+  // (K/split + pad) * 2 bytes, which overflowed int64 for K near 2^60.
+  EXPECT_EQ(deriveError(3072, int64_t(1) << 60, {32, 64, 32, 1}),
+            "K = 1152921504606846976 must be in [1, 2147483647]");
   EXPECT_EQ(deriveError(3072, 768, {16, 512, 64, 1}),
             "tile bn=512 is not supported (expected one of "
             "{16,32,64,128,256})");

@@ -23,6 +23,9 @@ struct GemmTile {
   int64_t bm = 0, bn = 0, bk = 0, split = 0;
 };
 
+/// Largest M, N or K a key may name (m is passed to kernels as int32).
+constexpr int64_t kMaxGemmDim = 2147483647;
+
 /// Dynamic shared memory one CTA may use on sm_90 (227 KiB).
 constexpr int64_t kGemmMaxSharedBytes = 227 * 1024;
 constexpr int64_t kGemmMaxWarps = 16;
@@ -82,9 +85,9 @@ struct GemmLaunch {
   int64_t gridZ = 0;       ///< split; also the cluster's z extent.
 };
 
-/// Checks that `tile` is buildable for a GEMM with the given N and K and fills
-/// `out`. On failure returns false, leaves `out` untouched and sets `err` to
-/// the reason, naming expected and found values (e.g. "tile bn=48 is not a
+/// Checks that `tile` is buildable for a GEMM with the given N and K (each in
+/// [1, kMaxGemmDim]) and fills `out`. On failure returns false, leaves `out`
+/// untouched and sets `err` to the reason, naming expected and found values (e.g. "tile bn=48 is not a
 /// power of two", "bk*split = 1024 exceeds K = 768"), without a file prefix.
 bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
                       GemmLaunch &out, std::string &err);

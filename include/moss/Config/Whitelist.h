@@ -39,9 +39,6 @@ const char *gemmModeName(int mode);
 std::string gemmKernelName(int64_t n, int64_t k, int mode,
                            const GemmTile &tile);
 
-/// Largest M, N or K a key may name (m is passed to kernels as int32).
-constexpr int64_t kMaxGemmDim = 2147483647;
-
 struct GemmKey {
   int64_t m = 0, n = 0, k = 0;
   int mode = 0;
