@@ -1,0 +1,224 @@
+//===- ConfigFuzzTargets.cpp - Fuzz targets of MossConfig -----------------===//
+
+#include "ConfigFuzzTargets.h"
+
+#include "moss/Config/AttentionLaunch.h"
+#include "moss/Config/CandidateSet.h"
+#include "moss/Config/GemmLaunch.h"
+#include "moss/Config/Manifest.h"
+#include "moss/Config/Whitelist.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace moss::config;
+
+namespace moss::fuzz {
+namespace {
+
+/// A property that must hold for every input; abort() so that libFuzzer
+/// saves the input and the replay tool's test fails.
+[[noreturn]] void violated(const char *what, const std::string &detail) {
+  std::fprintf(stderr, "moss-fuzz: property violated: %s\n%s\n", what,
+               detail.c_str());
+  std::abort();
+}
+
+#define MOSS_FUZZ_CHECK(cond, detail)                                          \
+  do {                                                                         \
+    if (!(cond))                                                               \
+      violated(#cond, detail);                                                 \
+  } while (false)
+
+std::string_view asText(const uint8_t *data, size_t size) {
+  return {reinterpret_cast<const char *>(data), size};
+}
+
+/// Errors start with the name given for messages, so a user sees which file.
+void checkError(const std::string &err, const std::string &source) {
+  MOSS_FUZZ_CHECK(err.size() > source.size() + 2, err);
+  MOSS_FUZZ_CHECK(err.compare(0, source.size(), source) == 0, err);
+}
+
+bool sameKey(const GemmKey &a, const GemmKey &b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.mode == b.mode;
+}
+
+/// Reads an int64 from the next 8 bytes (zero-padded at the end).
+int64_t takeInt(const uint8_t *&data, size_t &size) {
+  uint64_t bits = 0;
+  size_t n = size < 8 ? size : 8;
+  std::memcpy(&bits, data, n);
+  data += n;
+  size -= n;
+  return static_cast<int64_t>(bits);
+}
+
+/// Small sizes most of the time, so the rules' inner branches are reached;
+/// any 64-bit value otherwise.
+int64_t takeSize(const uint8_t *&data, size_t &size) {
+  int64_t raw = takeInt(data, size);
+  uint64_t bits = static_cast<uint64_t>(raw);
+  switch (bits & 3) {
+  case 0:
+    return static_cast<int64_t>(bits >> 2) % 1100 - 2;
+  case 1:
+    return int64_t(1) << ((bits >> 2) % 63);
+  default:
+    return raw;
+  }
+}
+
+} // namespace
+
+void fuzzWhitelist(const uint8_t *data, size_t size) {
+  const std::string source = "fuzz.json";
+  Whitelist previous;
+  std::string err;
+  MOSS_FUZZ_CHECK(Whitelist::parse("{\"1,64,64,0\": [8, 16, 32, 1]}", "seed",
+                                   previous, err),
+                  err);
+  Whitelist out = previous;
+  if (!Whitelist::parse(asText(data, size), source, out, err)) {
+    checkError(err, source);
+    // A failed parse leaves the output as it was.
+    MOSS_FUZZ_CHECK(
+        out.entries().size() == 1 && out.bytes() == previous.bytes(), err);
+    return;
+  }
+  MOSS_FUZZ_CHECK(out.bytes() == asText(data, size), "bytes kept");
+  for (const WhitelistEntry &entry : out.entries()) {
+    const GemmKey &key = entry.key;
+    MOSS_FUZZ_CHECK(out.find(key.m, key.n, key.k, key.mode) == &entry,
+                    entry.keyText);
+    GemmKey again;
+    std::string reason;
+    MOSS_FUZZ_CHECK(parseGemmKey(entry.keyText, again, reason), reason);
+    MOSS_FUZZ_CHECK(sameKey(again, key), entry.keyText);
+    GemmLaunch launch;
+    MOSS_FUZZ_CHECK(deriveGemmLaunch(key.n, key.k, entry.tile, launch, reason),
+                    entry.keyText + ": " + reason);
+  }
+}
+
+void fuzzManifest(const uint8_t *data, size_t size) {
+  const std::string source = "manifest.json";
+  Manifest parsed;
+  std::string err;
+  if (!parseManifest(asText(data, size), source, parsed, err)) {
+    checkError(err, source);
+    return;
+  }
+  std::string once = serializeManifest(parsed);
+  Manifest again;
+  MOSS_FUZZ_CHECK(parseManifest(once, source, again, err),
+                  err + "\nserialized:\n" + once);
+  MOSS_FUZZ_CHECK(serializeManifest(again) == once, once);
+  for (const GemmKernelRecord &kernel : parsed.gemmKernels) {
+    MOSS_FUZZ_CHECK(isPlainFileName(kernel.cubin), kernel.cubin);
+    MOSS_FUZZ_CHECK(isPlainFileName(kernel.ptx), kernel.ptx);
+  }
+  for (const AttentionKernelRecord &kernel : parsed.attentionKernels)
+    MOSS_FUZZ_CHECK(isPlainFileName(kernel.cubin), kernel.cubin);
+}
+
+void fuzzCandidateList(const uint8_t *data, size_t size) {
+  const std::string source = "candidates.json";
+  CandidateList parsed;
+  std::string err;
+  if (!parseCandidateList(asText(data, size), source, parsed, err)) {
+    checkError(err, source);
+    return;
+  }
+  std::string once = serializeCandidateList(parsed);
+  CandidateList again;
+  MOSS_FUZZ_CHECK(parseCandidateList(once, source, again, err),
+                  err + "\nserialized:\n" + once);
+  MOSS_FUZZ_CHECK(serializeCandidateList(again) == once, once);
+}
+
+void fuzzKeyList(const uint8_t *data, size_t size) {
+  const std::string source = "--candidates";
+  std::vector<GemmKey> keys;
+  std::vector<std::string> texts;
+  std::string err;
+  if (!parseKeyList(asText(data, size), source, keys, texts, err)) {
+    checkError(err, source);
+    MOSS_FUZZ_CHECK(keys.empty() && texts.empty(), err);
+    return;
+  }
+  MOSS_FUZZ_CHECK(!keys.empty() && keys.size() == texts.size(), "sizes");
+  for (size_t i = 0; i < keys.size(); ++i) {
+    GemmKey again;
+    std::string reason;
+    MOSS_FUZZ_CHECK(parseGemmKey(texts[i], again, reason), reason);
+    MOSS_FUZZ_CHECK(sameKey(again, keys[i]), texts[i]);
+    for (const GemmTile &tile : enumerateCandidateTiles(keys[i], TileSpace{}))
+      MOSS_FUZZ_CHECK(checkTileLegal(keys[i].n, keys[i].k, tile, reason),
+                      texts[i] + ": " + reason);
+  }
+}
+
+void fuzzLaunchRules(const uint8_t *data, size_t size) {
+  int64_t n = takeSize(data, size), k = takeSize(data, size);
+  GemmTile tile{takeSize(data, size), takeSize(data, size),
+                takeSize(data, size), takeSize(data, size)};
+  GemmLaunch gemm;
+  std::string err;
+  if (deriveGemmLaunch(n, k, tile, gemm, err)) {
+    MOSS_FUZZ_CHECK(gemm.threads >= 32 && gemm.threads <= 1024, "threads");
+    MOSS_FUZZ_CHECK(gemm.gridX >= 1 && gemm.gridX * tile.bn == n, "gridX");
+    MOSS_FUZZ_CHECK(gemm.gridZ == tile.split && gemm.kPerCta * tile.split == k,
+                    "split");
+    MOSS_FUZZ_CHECK(gemm.sharedBytes > 0 && gemm.sharedBytes <= 227 * 1024,
+                    std::to_string(gemm.sharedBytes));
+  } else {
+    MOSS_FUZZ_CHECK(!err.empty(), "GEMM error");
+  }
+
+  int64_t b = takeSize(data, size), h = takeSize(data, size),
+          t = takeSize(data, size), s = takeSize(data, size);
+  int64_t splits = takeSize(data, size), groups = takeSize(data, size);
+  int64_t copyWarps = takeSize(data, size);
+  auto tma = static_cast<AttentionTmaMode>(
+      static_cast<uint64_t>(takeInt(data, size)) % 3);
+  AttentionLaunch attention;
+  if (!deriveAttentionLaunch(b, h, t, s, splits, groups, attention, err,
+                             copyWarps, tma)) {
+    MOSS_FUZZ_CHECK(!err.empty(), "attention error");
+    return;
+  }
+  const AttentionLaunch &a = attention;
+  MOSS_FUZZ_CHECK(a.warps >= 1 && a.warps <= kAttentionMaxWarps, "warps");
+  MOSS_FUZZ_CHECK(a.kvGroups >= 1 && a.kvGroups <= kAttentionMaxKvGroups,
+                  "groups");
+  MOSS_FUZZ_CHECK(a.splits >= 1 && a.splits <= kAttentionMaxSplits, "splits");
+  // No split is empty and none is left out.
+  MOSS_FUZZ_CHECK((a.splits - 1) * a.tilesPerSplit < a.keyTiles &&
+                      a.splits * a.tilesPerSplit >= a.keyTiles,
+                  "split coverage");
+  MOSS_FUZZ_CHECK(a.gridX == b * h && a.gridY * a.rowsPerCta >= t &&
+                      a.gridY <= 65535,
+                  "grid");
+  MOSS_FUZZ_CHECK(a.sharedBytes > 0 &&
+                      a.sharedBytes <= kAttentionMaxSharedBytes,
+                  std::to_string(a.sharedBytes));
+}
+
+FuzzTarget fuzzTargetNamed(std::string_view name) {
+  if (name == "whitelist")
+    return fuzzWhitelist;
+  if (name == "manifest")
+    return fuzzManifest;
+  if (name == "candidates")
+    return fuzzCandidateList;
+  if (name == "keys")
+    return fuzzKeyList;
+  if (name == "launch")
+    return fuzzLaunchRules;
+  return nullptr;
+}
+
+} // namespace moss::fuzz
