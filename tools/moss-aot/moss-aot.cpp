@@ -12,6 +12,8 @@
 #include "AotBuild.h"
 #include "CandidatesBuild.h"
 
+#include "moss/Version.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/TargetSelect.h"
@@ -21,31 +23,41 @@
 
 namespace cl = llvm::cl;
 
+// --help lists these alone: the LLVM libraries linked in register hundreds
+// of back-end options that have nothing to do with a kernel build.
+static cl::OptionCategory aotCategory("moss-aot options");
+
 static cl::opt<std::string>
     whitelistPath("whitelist",
                   cl::desc("Whitelist JSON (default: $MOSS_CODEC_GEMM_CONFIG)"),
-                  cl::value_desc("path"));
+                  cl::value_desc("path"), cl::cat(aotCategory));
 static cl::opt<std::string> chip("chip", cl::desc("Target SM"),
-                                 cl::init("sm_90a"));
+                                 cl::init("sm_90a"), cl::cat(aotCategory));
 static cl::opt<std::string> outDir("out", cl::desc("Output folder"),
-                                   cl::init("kernels_generated"));
+                                   cl::init("kernels_generated"),
+                                   cl::cat(aotCategory));
 static cl::opt<std::string>
     cudaPath("cuda-path", cl::desc("CUDA toolkit (ptxas, libdevice)"),
-             cl::init(MOSS_DEFAULT_CUDA_PATH));
-static cl::opt<bool> force("force", cl::desc("Rebuild even when up to date"));
+             cl::init(MOSS_DEFAULT_CUDA_PATH), cl::cat(aotCategory));
+static cl::opt<bool> force("force", cl::desc("Rebuild even when up to date"),
+                           cl::cat(aotCategory));
 static cl::opt<std::string> candidates(
     "candidates",
     cl::desc("Build the tile candidates of these \"M,N,K,mode\" keys (a file "
              "of keys, or the keys separated by spaces or ';') for moss-tune"),
-    cl::value_desc("shapes"));
+    cl::value_desc("shapes"), cl::cat(aotCategory));
 static cl::list<int64_t> tileBm("tile-bm", cl::CommaSeparated,
-                                cl::desc("Candidate bm values"));
+                                cl::desc("Candidate bm values"),
+                                cl::cat(aotCategory));
 static cl::list<int64_t> tileBn("tile-bn", cl::CommaSeparated,
-                                cl::desc("Candidate bn values"));
+                                cl::desc("Candidate bn values"),
+                                cl::cat(aotCategory));
 static cl::list<int64_t> tileBk("tile-bk", cl::CommaSeparated,
-                                cl::desc("Candidate bk values"));
+                                cl::desc("Candidate bk values"),
+                                cl::cat(aotCategory));
 static cl::list<int64_t> tileSplit("tile-split", cl::CommaSeparated,
-                                   cl::desc("Candidate split values"));
+                                   cl::desc("Candidate split values"),
+                                   cl::cat(aotCategory));
 
 /// --candidates: the tile space is the default one unless narrowed.
 static int runCandidates() {
@@ -72,7 +84,18 @@ static int runCandidates() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "moss ahead-of-time kernel build\n");
+  cl::HideUnrelatedOptions(aotCategory);
+  // The moss version is part of every manifest's cache key.
+  cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "moss " << MOSS_VERSION << "\n"; });
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "moss ahead-of-time kernel build\n\n"
+      "  moss-aot --whitelist PATH [--out kernels_generated]\n"
+      "      builds a cubin for every whitelist key and the attention kernel,\n"
+      "      and writes manifest.json (skipped when up to date)\n"
+      "  moss-aot --candidates SHAPES --out DIR [--tile-bm 8,16 ...]\n"
+      "      builds every legal tile of the keys for moss-tune\n");
   // gpu-module-to-binary emits PTX through LLVM's NVPTX back end.
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetInfo();
