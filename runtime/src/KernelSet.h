@@ -25,7 +25,7 @@ namespace moss::runtime {
 
 /// The only chip this runtime launches kernels for, and its compute
 /// capability.
-constexpr const char *kSupportedChip = "sm_90a";
+using config::kSupportedChip;
 constexpr int kSupportedCcMajor = 9, kSupportedCcMinor = 0;
 
 struct GemmKernel {

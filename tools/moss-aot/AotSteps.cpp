@@ -5,6 +5,7 @@
 #include "moss/AOT/PtxasReport.h"
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/FileUtil.h"
+#include "moss/Config/Manifest.h"
 #include "moss/Config/Sha256.h"
 #include "moss/InitMoss.h"
 #include "moss/Version.h"
@@ -130,6 +131,13 @@ void aot::StagingDir::remove() const { llvm::sys::fs::remove_directories(dir); }
 
 bool aot::prepareBuildEnv(const std::string &chip, const std::string &cudaPath,
                           BuildEnv &env, std::string &err) {
+  if (chip != config::kSupportedChip) {
+    err = "--chip " + chip + " is not supported: the kernels are built for " +
+          config::kSupportedChip +
+          " (warpgroup MMAs, TMA, thread-block clusters), the one chip the "
+          "runtime loads";
+    return false;
+  }
   env.chip = chip;
   env.pipelineOptions.chip = chip;
   env.pipelineOptions.format = "isa";

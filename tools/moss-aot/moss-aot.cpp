@@ -31,8 +31,9 @@ static cl::opt<std::string>
     whitelistPath("whitelist",
                   cl::desc("Whitelist JSON (default: $MOSS_CODEC_GEMM_CONFIG)"),
                   cl::value_desc("path"), cl::cat(aotCategory));
-static cl::opt<std::string> chip("chip", cl::desc("Target SM"),
-                                 cl::init("sm_90a"), cl::cat(aotCategory));
+static cl::opt<std::string>
+    chip("chip", cl::desc("Target SM (sm_90a, the one the runtime loads)"),
+         cl::init("sm_90a"), cl::cat(aotCategory));
 static cl::opt<std::string> outDir("out", cl::desc("Output folder"),
                                    cl::init("kernels_generated"),
                                    cl::cat(aotCategory));

@@ -26,6 +26,9 @@ namespace moss::config {
 /// launch of those could read x before the previous kernel wrote it).
 constexpr int64_t kManifestFormatVersion = 4;
 constexpr const char *kManifestFileName = "manifest.json";
+/// The one chip kernels are built for and the runtime loads: the kernels use
+/// sm_90a's warpgroup MMAs, TMA and thread-block clusters.
+constexpr const char *kSupportedChip = "sm_90a";
 
 /// Parameter names of every generated GEMM function, in ABI order.
 const std::vector<std::string> &gemmKernelArgNames();
