@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 using namespace moss::config;
@@ -103,40 +104,44 @@ void fuzzWhitelist(const uint8_t *data, size_t size) {
   }
 }
 
-void fuzzManifest(const uint8_t *data, size_t size) {
-  const std::string source = "manifest.json";
-  Manifest parsed;
+namespace {
+/// Parses `bytes` with `parse`; on success checks that the serialized value
+/// parses back and serializes to the same text, and returns it.
+template <typename T, typename Parse, typename Serialize>
+std::optional<T> parseRoundTrip(const uint8_t *data, size_t size,
+                                const std::string &source, Parse parse,
+                                Serialize serialize) {
+  T parsed;
   std::string err;
-  if (!parseManifest(asText(data, size), source, parsed, err)) {
+  if (!parse(asText(data, size), source, parsed, err)) {
     checkError(err, source);
-    return;
+    return std::nullopt;
   }
-  std::string once = serializeManifest(parsed);
-  Manifest again;
-  MOSS_FUZZ_CHECK(parseManifest(once, source, again, err),
+  std::string once = serialize(parsed);
+  T again;
+  MOSS_FUZZ_CHECK(parse(once, source, again, err),
                   err + "\nserialized:\n" + once);
-  MOSS_FUZZ_CHECK(serializeManifest(again) == once, once);
-  for (const GemmKernelRecord &kernel : parsed.gemmKernels) {
+  MOSS_FUZZ_CHECK(serialize(again) == once, once);
+  return parsed;
+}
+} // namespace
+
+void fuzzManifest(const uint8_t *data, size_t size) {
+  std::optional<Manifest> parsed = parseRoundTrip<Manifest>(
+      data, size, "manifest.json", parseManifest, serializeManifest);
+  if (!parsed)
+    return;
+  for (const GemmKernelRecord &kernel : parsed->gemmKernels) {
     MOSS_FUZZ_CHECK(isPlainFileName(kernel.cubin), kernel.cubin);
     MOSS_FUZZ_CHECK(isPlainFileName(kernel.ptx), kernel.ptx);
   }
-  for (const AttentionKernelRecord &kernel : parsed.attentionKernels)
+  for (const AttentionKernelRecord &kernel : parsed->attentionKernels)
     MOSS_FUZZ_CHECK(isPlainFileName(kernel.cubin), kernel.cubin);
 }
 
 void fuzzCandidateList(const uint8_t *data, size_t size) {
-  const std::string source = "candidates.json";
-  CandidateList parsed;
-  std::string err;
-  if (!parseCandidateList(asText(data, size), source, parsed, err)) {
-    checkError(err, source);
-    return;
-  }
-  std::string once = serializeCandidateList(parsed);
-  CandidateList again;
-  MOSS_FUZZ_CHECK(parseCandidateList(once, source, again, err),
-                  err + "\nserialized:\n" + once);
-  MOSS_FUZZ_CHECK(serializeCandidateList(again) == once, once);
+  parseRoundTrip<CandidateList>(data, size, "candidates.json",
+                                parseCandidateList, serializeCandidateList);
 }
 
 void fuzzKeyList(const uint8_t *data, size_t size) {

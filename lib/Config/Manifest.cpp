@@ -197,6 +197,32 @@ private:
     return true;
   }
 
+  /// Starts kernel `index` of `list`: an object with a plain "name"; errors
+  /// from here on name the kernel.
+  template <typename Record>
+  bool readKernelName(const json &value, const char *list, size_t index,
+                      Record &record) {
+    std::string label = indexPath(list, index);
+    if (!value.is_object())
+      return fail(label, "expected object, found " + describeJsonValue(value));
+    kernelLabel = label;
+    if (!readFileNameMember(value, "name", record.name))
+      return false;
+    kernelLabel = label + " " + quoteForMessage(record.name);
+    return true;
+  }
+
+  /// The chip, file and argument fields of both kinds of kernel.
+  template <typename Record>
+  bool readKernelFiles(const json &value, Record &record) {
+    return readStringMember(value, "", "chip", /*allowEmpty=*/false,
+                            record.chip) &&
+           readFileNameMember(value, "cubin", record.cubin) &&
+           readFileNameMember(value, "ptx", record.ptx) &&
+           readDigestMember(value, "cubin_sha256", record.cubinSha256) &&
+           readStringArrayMember(value, "args", record.args);
+  }
+
   bool readFunction(const json &value, const std::string &path, bool isGemm,
                     KernelFunctionRecord &out);
   bool readFunctions(const json &kernel, bool isGemm,
@@ -291,14 +317,9 @@ bool ManifestReader::readFunctions(const json &kernel, bool isGemm,
 
 bool ManifestReader::readGemmKernel(const json &value, size_t index,
                                     GemmKernelRecord &out) {
-  std::string label = indexPath("gemm_kernels", index);
-  if (!value.is_object())
-    return fail(label, "expected object, found " + describeJsonValue(value));
-  kernelLabel = label;
   GemmKernelRecord record;
-  if (!readFileNameMember(value, "name", record.name))
+  if (!readKernelName(value, "gemm_kernels", index, record))
     return false;
-  kernelLabel = label + " " + quoteForMessage(record.name);
 
   int64_t epilogue = 0;
   if (!readStringArrayMember(value, "keys", record.keys) ||
@@ -347,11 +368,7 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
   if (!checkTileLegal(record.n, record.k, record.tile, reason))
     return fail("tile", reason);
 
-  if (!readStringMember(value, "", "chip", /*allowEmpty=*/false, record.chip) ||
-      !readFileNameMember(value, "cubin", record.cubin) ||
-      !readFileNameMember(value, "ptx", record.ptx) ||
-      !readDigestMember(value, "cubin_sha256", record.cubinSha256) ||
-      !readStringArrayMember(value, "args", record.args))
+  if (!readKernelFiles(value, record))
     return false;
   if (record.args != gemmKernelArgNames()) {
     std::string expected;
@@ -377,19 +394,9 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
 
 bool ManifestReader::readAttentionKernel(const json &value, size_t index,
                                          AttentionKernelRecord &out) {
-  std::string label = indexPath("attention_kernels", index);
-  if (!value.is_object())
-    return fail(label, "expected object, found " + describeJsonValue(value));
-  kernelLabel = label;
   AttentionKernelRecord record;
-  if (!readFileNameMember(value, "name", record.name))
-    return false;
-  kernelLabel = label + " " + quoteForMessage(record.name);
-  if (!readStringMember(value, "", "chip", /*allowEmpty=*/false, record.chip) ||
-      !readFileNameMember(value, "cubin", record.cubin) ||
-      !readFileNameMember(value, "ptx", record.ptx) ||
-      !readDigestMember(value, "cubin_sha256", record.cubinSha256) ||
-      !readStringArrayMember(value, "args", record.args))
+  if (!readKernelName(value, "attention_kernels", index, record) ||
+      !readKernelFiles(value, record))
     return false;
   const json *params = objectMember(value, "", "params");
   if (!params)
