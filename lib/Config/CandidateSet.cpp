@@ -186,9 +186,9 @@ bool parseCandidateList(std::string_view bytes, const std::string &fileName,
     list.chip = document.at("chip").get<std::string>();
     // Iterating a non-array would visit an object's values or a scalar
     // itself; only arrays are lists.
-    for (const char *list : {"rounds", "refused"})
-      if (!document.at(list).is_array())
-        return fail(std::string("\"") + list + "\" is not an array");
+    for (const char *field : {"rounds", "refused"})
+      if (!document.at(field).is_array())
+        return fail(std::string("\"") + field + "\" is not an array");
     std::set<std::string> rounds;
     for (const json &round : document.at("rounds")) {
       std::string name = round.get<std::string>();

@@ -87,8 +87,9 @@ struct GemmLaunch {
 
 /// Checks that `tile` is buildable for a GEMM with the given N and K (each in
 /// [1, kMaxGemmDim]) and fills `out`. On failure returns false, leaves `out`
-/// untouched and sets `err` to the reason, naming expected and found values (e.g. "tile bn=48 is not a
-/// power of two", "bk*split = 1024 exceeds K = 768"), without a file prefix.
+/// untouched and sets `err` to the reason, naming expected and found values
+/// (e.g. "tile bn=48 is not a power of two",
+/// "bk*split = 1024 exceeds K = 768"), without a file prefix.
 bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
                       GemmLaunch &out, std::string &err);
 
