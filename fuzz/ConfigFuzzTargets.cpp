@@ -72,6 +72,26 @@ int64_t takeSize(const uint8_t *&data, size_t &size) {
   }
 }
 
+/// Parses `bytes` with `parse`; on success checks that the serialized value
+/// parses back and serializes to the same text, and returns it.
+template <typename T, typename Parse, typename Serialize>
+std::optional<T> parseRoundTrip(const uint8_t *data, size_t size,
+                                const std::string &source, Parse parse,
+                                Serialize serialize) {
+  T parsed;
+  std::string err;
+  if (!parse(asText(data, size), source, parsed, err)) {
+    checkError(err, source);
+    return std::nullopt;
+  }
+  std::string once = serialize(parsed);
+  T again;
+  MOSS_FUZZ_CHECK(parse(once, source, again, err),
+                  err + "\nserialized:\n" + once);
+  MOSS_FUZZ_CHECK(serialize(again) == once, once);
+  return parsed;
+}
+
 } // namespace
 
 void fuzzWhitelist(const uint8_t *data, size_t size) {
@@ -103,28 +123,6 @@ void fuzzWhitelist(const uint8_t *data, size_t size) {
                     entry.keyText + ": " + reason);
   }
 }
-
-namespace {
-/// Parses `bytes` with `parse`; on success checks that the serialized value
-/// parses back and serializes to the same text, and returns it.
-template <typename T, typename Parse, typename Serialize>
-std::optional<T> parseRoundTrip(const uint8_t *data, size_t size,
-                                const std::string &source, Parse parse,
-                                Serialize serialize) {
-  T parsed;
-  std::string err;
-  if (!parse(asText(data, size), source, parsed, err)) {
-    checkError(err, source);
-    return std::nullopt;
-  }
-  std::string once = serialize(parsed);
-  T again;
-  MOSS_FUZZ_CHECK(parse(once, source, again, err),
-                  err + "\nserialized:\n" + once);
-  MOSS_FUZZ_CHECK(serialize(again) == once, once);
-  return parsed;
-}
-} // namespace
 
 void fuzzManifest(const uint8_t *data, size_t size) {
   std::optional<Manifest> parsed = parseRoundTrip<Manifest>(
@@ -177,7 +175,8 @@ void fuzzLaunchRules(const uint8_t *data, size_t size) {
     MOSS_FUZZ_CHECK(gemm.gridX >= 1 && gemm.gridX * tile.bn == n, "gridX");
     MOSS_FUZZ_CHECK(gemm.gridZ == tile.split && gemm.kPerCta * tile.split == k,
                     "split");
-    MOSS_FUZZ_CHECK(gemm.sharedBytes > 0 && gemm.sharedBytes <= 227 * 1024,
+    MOSS_FUZZ_CHECK(gemm.sharedBytes > 0 &&
+                        gemm.sharedBytes <= kGemmMaxSharedBytes,
                     std::to_string(gemm.sharedBytes));
   } else {
     MOSS_FUZZ_CHECK(!err.empty(), "GEMM error");
