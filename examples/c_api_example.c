@@ -15,6 +15,15 @@ int main(int argc, char **argv) {
   const char *whitelist = argc > 2 ? argv[2] : NULL;
   const int64_t m = 2, n = 3072, k = 768;
 
+  /* A library built from another header would be called with the wrong
+     declarations: check before anything else. */
+  if (moss_runtime_api_version() != MOSS_RUNTIME_API_VERSION) {
+    printf("libmoss_runtime (moss %s) implements C API %d, this program %d\n",
+           moss_runtime_version(), moss_runtime_api_version(),
+           MOSS_RUNTIME_API_VERSION);
+    return 1;
+  }
+
   moss_runtime_t rt = NULL;
   moss_status_t status = moss_runtime_create(kernels_dir, whitelist, &rt);
   if (status != MOSS_OK) {

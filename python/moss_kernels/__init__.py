@@ -9,17 +9,19 @@ of this checkout, then the dynamic loader), MOSS_KERNELS_DIR (moss-aot
 output) and MOSS_CODEC_GEMM_CONFIG (the whitelist it was built from).
 """
 
-from ._capi import Epilogue, LibraryNotFound, MossError, MossStatus
+from ._capi import Epilogue, LibraryMismatch, LibraryNotFound, MossError, MossStatus, runtime_version
 from .ops import ffn_gemm, streaming_attention
 from .runtime import gemm_is_selected, load_runtime
 
 __all__ = [
     "Epilogue",
+    "LibraryMismatch",
     "LibraryNotFound",
     "MossError",
     "MossStatus",
     "ffn_gemm",
     "gemm_is_selected",
     "load_runtime",
+    "runtime_version",
     "streaming_attention",
 ]

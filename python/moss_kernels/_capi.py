@@ -1,8 +1,10 @@
 """ctypes binding of the C API in include/moss/Runtime/moss_runtime.h.
 
 Plain ctypes, no torch: this module only finds libmoss_runtime.so, declares
-the six exported functions and turns a failed status into MossError carrying
-moss_runtime_last_error's text. Keep it in step with the header.
+the exported functions and turns a failed status into MossError carrying
+moss_runtime_last_error's text. Keep it in step with the header: API_VERSION
+is the header's MOSS_RUNTIME_API_VERSION, and a library that reports another
+one is refused at load rather than called with the wrong layout.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 _LIBRARY_NAME = "libmoss_runtime.so"
+API_VERSION = 1  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -59,6 +62,10 @@ class MossError(RuntimeError):
 
 class LibraryNotFound(FileNotFoundError):
     """libmoss_runtime.so is neither at $MOSS_RUNTIME_LIB nor in a build dir."""
+
+
+class LibraryMismatch(RuntimeError):
+    """libmoss_runtime.so implements another C API than this package declares."""
 
 
 class AttentionArgs(ctypes.Structure):
@@ -113,6 +120,27 @@ _lock = threading.Lock()
 _library: Optional[ctypes.CDLL] = None
 
 
+def _check_api_version(lib: ctypes.CDLL, path: str) -> None:
+    """Refuses a library whose C API differs from the one declared here."""
+    try:
+        api_version = lib.moss_runtime_api_version
+    except AttributeError:
+        raise LibraryMismatch(
+            f"{path} has no moss_runtime_api_version: it predates this package's C API "
+            f"(version {API_VERSION}); rebuild the runtime from this checkout"
+        ) from None
+    api_version.argtypes, api_version.restype = [], ctypes.c_int
+    lib.moss_runtime_version.argtypes, lib.moss_runtime_version.restype = [], ctypes.c_char_p
+    found = api_version()
+    if found != API_VERSION:
+        version = lib.moss_runtime_version().decode(errors="replace")
+        raise LibraryMismatch(
+            f"{path} (moss {version}) implements C API version {found}; this package "
+            f"needs version {API_VERSION}: rebuild the runtime from this checkout or point "
+            f"MOSS_RUNTIME_LIB at a matching one"
+        )
+
+
 def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     c_int64, c_void_p = ctypes.c_int64, ctypes.c_void_p
     lib.moss_runtime_create.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(c_void_p)]
@@ -137,7 +165,7 @@ def library() -> ctypes.CDLL:
         if _library is None:
             path = find_library()
             try:
-                _library = _declare(ctypes.CDLL(path))
+                loaded = ctypes.CDLL(path)
             except OSError as error:
                 searched = ", ".join(str(p) for p in library_candidates())
                 raise LibraryNotFound(
@@ -145,7 +173,14 @@ def library() -> ctypes.CDLL:
                     f"(cmake -DMOSS_BUILD_RUNTIME=ON) and set MOSS_RUNTIME_LIB "
                     f"to the .so, or put it on LD_LIBRARY_PATH (searched {searched})"
                 ) from error
+            _check_api_version(loaded, path)
+            _library = _declare(loaded)
         return _library
+
+
+def runtime_version() -> str:
+    """The moss version of the loaded library (moss_runtime_version)."""
+    return library().moss_runtime_version().decode()
 
 
 def check(status: int, call: str, handle: Optional[int]) -> None:

@@ -8,6 +8,8 @@
 
 #include "RuntimeImpl.h"
 
+#include "moss/Version.h"
+
 #include <atomic>
 #include <new>
 #include <string>
@@ -42,6 +44,12 @@ moss_status_t report(moss_runtime_t rt, const Status &status) {
 using namespace moss::runtime;
 
 extern "C" {
+
+MOSS_RUNTIME_API int moss_runtime_api_version(void) {
+  return MOSS_RUNTIME_API_VERSION;
+}
+
+MOSS_RUNTIME_API const char *moss_runtime_version(void) { return MOSS_VERSION; }
 
 MOSS_RUNTIME_API moss_status_t moss_runtime_create(const char *kernels_dir,
                                                    const char *whitelist_path,

@@ -60,6 +60,13 @@ void expectHostChecksPassed(const CreateResult &r, const std::string &dir) {
   }
 }
 
+TEST(RuntimeVersion, LibraryReportsTheVersionsItWasBuiltWith) {
+  // Exported through moss_runtime.map; needs no runtime and no GPU.
+  EXPECT_EQ(moss_runtime_api_version(), MOSS_RUNTIME_API_VERSION);
+  ASSERT_NE(moss_runtime_version(), nullptr);
+  EXPECT_EQ(std::string(moss_runtime_version()), MOSS_VERSION);
+}
+
 TEST(RuntimeCreate, NullOutIsInvalidArgument) {
   EXPECT_EQ(moss_runtime_create(nullptr, nullptr, nullptr),
             MOSS_ERROR_INVALID_ARGUMENT);

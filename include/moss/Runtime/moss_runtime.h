@@ -95,6 +95,12 @@
 extern "C" {
 #endif
 
+/* Version of the declarations in this header: raised whenever a function,
+ * enum or struct here changes incompatibly, so that a binding built against
+ * one header (python/moss_kernels) can refuse a library built from another
+ * instead of calling it with the wrong layout. */
+#define MOSS_RUNTIME_API_VERSION 1
+
 typedef struct moss_runtime_s *moss_runtime_t;
 
 typedef enum {
@@ -116,6 +122,14 @@ typedef enum {
 
 /* Storage order of the attention output. */
 typedef enum { MOSS_LAYOUT_BTHD = 0, MOSS_LAYOUT_BHTD = 1 } moss_layout_t;
+
+/* The MOSS_RUNTIME_API_VERSION the library was built with. Needs no runtime
+ * and no GPU; never fails. */
+MOSS_RUNTIME_API int moss_runtime_api_version(void);
+
+/* The moss version the library was built with (e.g. "0.1.0"), part of the
+ * cache key of the manifests it accepts. Needs no runtime; never NULL. */
+MOSS_RUNTIME_API const char *moss_runtime_version(void);
 
 /* Creates a runtime.
  *
