@@ -192,8 +192,10 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   // tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps encode; the
   // maps travel by value in the launch's parameters (a graph keeps its
   // copy). Otherwise g4 serves the launch by cp.async, its shared memory
-  // 16 bytes (the unused trip mbarrier) larger.
-  alignas(64) CUtensorMap kMap = {}, vMap = {};
+  // 16 bytes (the unused trip mbarrier) larger. CUtensorMap carries the
+  // alignment the driver needs (64 bytes in CUDA 12's cuda.h, 128 in 13's);
+  // a weaker alignas would be ill-formed (clang rejects it).
+  CUtensorMap kMap = {}, vMap = {};
   const bool tma = launch.tmaCopies &&
                    encodeKvMap(api, a.k, a, a.k_stride, kMap) &&
                    encodeKvMap(api, a.v, a, a.v_stride, vMap);
