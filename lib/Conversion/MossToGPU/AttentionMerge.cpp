@@ -8,6 +8,8 @@
 
 #include "AttentionEmitter.h"
 
+#include <tuple>
+
 namespace moss::attention {
 
 /// Key groups 1.. hand their online-softmax state to group 0 through the
@@ -194,7 +196,10 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   // stride of 36 words puts the 8 lanes of a vector phase on distinct
   // banks). Rank 0 writes its own slot, the others push theirs into rank
   // 0's with st.async, completing bytes on its mbarrier.
-  auto [slots, slotFloats, barrier] = splitSlots();
+  // Plain variables, not a structured binding: the lambdas below capture
+  // them, which C++17 does not allow for bindings (gcc accepts, clang not).
+  Value slots, slotFloats, barrier;
+  std::tie(slots, slotFloats, barrier) = splitSlots();
   Value entry = add(slots, mul(mv.tid, kMergeFloats));
   auto accAt = [](int64_t r, int64_t q) {
     return 4 + 2 * kDGroups * r + 4 * q;
