@@ -106,13 +106,10 @@ private:
       expected += " and <= " + std::to_string(max);
     if (!value.is_number_integer())
       return fail(field, expected + ", found " + describeJsonValue(value));
-    if (value.is_number_unsigned() &&
-        value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    std::optional<int64_t> number = detail::jsonInt64(value);
+    if (!number || *number < min || *number > max)
       return fail(field, expected + ", found " + value.dump());
-    int64_t number = value.get<int64_t>();
-    if (number < min || number > max)
-      return fail(field, expected + ", found " + std::to_string(number));
-    out = number;
+    out = *number;
     return true;
   }
 
@@ -427,10 +424,7 @@ bool ManifestReader::readManifest(const json &document, Manifest &out) {
   const json *version = member(document, "", "format_version", "integer");
   if (!version)
     return false;
-  if (!version->is_number_integer() ||
-      version->get<int64_t>() != kManifestFormatVersion ||
-      (version->is_number_unsigned() &&
-       version->get<uint64_t>() != uint64_t(kManifestFormatVersion)))
+  if (detail::jsonInt64(*version) != kManifestFormatVersion)
     return fail("format_version", "expected " +
                                       std::to_string(kManifestFormatVersion) +
                                       ", found " + describeJsonValue(*version));

@@ -142,18 +142,13 @@ bool parseTile(const json &value, GemmTile &tile, std::string &reason) {
       return false;
     }
     // Unsigned values above INT64_MAX must not wrap to negatives.
-    if (element.is_number_unsigned() &&
-        element.get<uint64_t>() > uint64_t(kMaxGemmDim)) {
+    std::optional<int64_t> number = detail::jsonInt64(element);
+    if (!number || *number > kMaxGemmDim) {
       reason = name + "=" + element.dump() + " is out of range (max " +
                std::to_string(kMaxGemmDim) + ")";
       return false;
     }
-    numbers[i] = element.get<int64_t>();
-    if (numbers[i] > kMaxGemmDim) {
-      reason = name + "=" + std::to_string(numbers[i]) +
-               " is out of range (max " + std::to_string(kMaxGemmDim) + ")";
-      return false;
-    }
+    numbers[i] = *number;
   }
   tile = GemmTile{numbers[0], numbers[1], numbers[2], numbers[3]};
   return true;
