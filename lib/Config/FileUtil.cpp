@@ -42,41 +42,44 @@ std::string parentDirectory(const std::string &path) {
 
 } // namespace
 
-bool readFile(const std::string &path, std::string &bytes, std::string &err) {
+bool forEachFileChunk(const std::string &path,
+                      const std::function<void(std::string_view)> &onChunk,
+                      std::string &err) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err = osError(path, "cannot open for reading");
     return false;
   }
+  auto fail = [&](std::string message) {
+    err = std::move(message);
+    ::close(fd);
+    return false;
+  };
   struct stat info;
-  if (::fstat(fd, &info) != 0) {
-    err = osError(path, "cannot stat");
-    ::close(fd);
-    return false;
-  }
-  if (S_ISDIR(info.st_mode)) {
-    err = path + ": is a directory, expected a file";
-    ::close(fd);
-    return false;
-  }
-  std::string result;
-  if (S_ISREG(info.st_mode))
-    result.reserve(size_t(info.st_size));
+  if (::fstat(fd, &info) != 0)
+    return fail(osError(path, "cannot stat"));
+  if (S_ISDIR(info.st_mode))
+    return fail(path + ": is a directory, expected a file");
   char chunk[1 << 16];
   while (true) {
     ssize_t got = ::read(fd, chunk, sizeof(chunk));
     if (got < 0 && errno == EINTR)
       continue;
-    if (got < 0) {
-      err = osError(path, "read failed");
-      ::close(fd);
-      return false;
-    }
+    if (got < 0)
+      return fail(osError(path, "read failed"));
     if (got == 0)
       break;
-    result.append(chunk, size_t(got));
+    onChunk(std::string_view(chunk, size_t(got)));
   }
   ::close(fd);
+  return true;
+}
+
+bool readFile(const std::string &path, std::string &bytes, std::string &err) {
+  std::string result;
+  if (!forEachFileChunk(
+          path, [&](std::string_view chunk) { result.append(chunk); }, err))
+    return false;
   bytes = std::move(result);
   return true;
 }

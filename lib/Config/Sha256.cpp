@@ -1,13 +1,10 @@
 //===- Sha256.cpp - Self-contained SHA-256 (FIPS 180-4) -------------------===//
 
 #include "moss/Config/Sha256.h"
+#include "moss/Config/FileUtil.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace moss::config {
 
@@ -144,33 +141,10 @@ std::string sha256Hex(std::string_view bytes) {
 
 bool sha256File(const std::string &path, std::string &hexOut,
                 std::string &err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err = path + ": cannot open for reading: " + std::strerror(errno);
-    return false;
-  }
-  struct stat info;
-  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
-    ::close(fd);
-    err = path + ": is a directory, expected a file";
-    return false;
-  }
   Sha256 hasher;
-  char chunk[1 << 16];
-  while (true) {
-    ssize_t got = ::read(fd, chunk, sizeof(chunk));
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0) {
-      err = path + ": read failed: " + std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    if (got == 0)
-      break;
-    hasher.update(std::string_view(chunk, size_t(got)));
-  }
-  ::close(fd);
+  if (!forEachFileChunk(
+          path, [&](std::string_view chunk) { hasher.update(chunk); }, err))
+    return false;
   hexOut = hasher.finishHex();
   return true;
 }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 using namespace moss::config;
 
 namespace {
@@ -55,11 +57,43 @@ TEST(FileUtilTest, ReadMissingFileNamesPath) {
   EXPECT_EQ(bytes, "unchanged");
 }
 
+TEST(FileUtilTest, ChunksCoverLargeFileInOrder) {
+  unittest::ScratchDir dir;
+  // Three full 64 KiB reads and a tail, in a pattern that shows a chunk
+  // dropped, repeated or out of order.
+  std::string bytes(3 * 65536 + 77, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = char((i * 131) >> 7);
+  std::string err, joined;
+  ASSERT_TRUE(writeFileAtomic(dir.file("big"), bytes, err)) << err;
+  std::vector<size_t> sizes;
+  ASSERT_TRUE(forEachFileChunk(
+      dir.file("big"),
+      [&](std::string_view chunk) {
+        sizes.push_back(chunk.size());
+        joined.append(chunk);
+      },
+      err))
+      << err;
+  EXPECT_EQ(joined, bytes);
+  ASSERT_GE(sizes.size(), 4u);
+  for (size_t size : sizes)
+    EXPECT_LE(size, 65536u);
+  std::string whole;
+  ASSERT_TRUE(readFile(dir.file("big"), whole, err)) << err;
+  EXPECT_EQ(whole, bytes);
+}
+
 TEST(FileUtilTest, ReadDirectoryFails) {
   unittest::ScratchDir dir;
   std::string err, bytes;
   EXPECT_FALSE(readFile(dir.path, bytes, err));
-  EXPECT_NE(err.find("is a directory"), std::string::npos) << err;
+  EXPECT_NE(err.find(dir.path + ": is a directory"), std::string::npos) << err;
+  bool called = false;
+  EXPECT_FALSE(forEachFileChunk(
+      dir.path, [&](std::string_view) { called = true; }, err));
+  EXPECT_NE(err.find(dir.path + ": is a directory"), std::string::npos) << err;
+  EXPECT_FALSE(called);
 }
 
 } // namespace

@@ -84,6 +84,24 @@ TEST(Sha256Test, MissingFileReportsPath) {
   EXPECT_EQ(hex, "unchanged");
 }
 
+TEST(Sha256Test, FileDigestSpansReadChunks) {
+  unittest::ScratchDir dir;
+  std::string bytes(2 * 65536 + 3, 'q');
+  bytes[65535] = '\n'; // a chunk boundary the hasher must carry across
+  std::string err, hex;
+  ASSERT_TRUE(writeFileAtomic(dir.file("big"), bytes, err)) << err;
+  ASSERT_TRUE(sha256File(dir.file("big"), hex, err)) << err;
+  EXPECT_EQ(hex, sha256Hex(bytes));
+}
+
+TEST(Sha256Test, DirectoryIsRefused) {
+  unittest::ScratchDir dir;
+  std::string err, hex = "unchanged";
+  EXPECT_FALSE(sha256File(dir.path, hex, err));
+  EXPECT_NE(err.find(dir.path + ": is a directory"), std::string::npos) << err;
+  EXPECT_EQ(hex, "unchanged");
+}
+
 TEST(Sha256Test, IsSha256Hex) {
   EXPECT_TRUE(isSha256Hex(sha256Hex("abc")));
   EXPECT_FALSE(isSha256Hex(""));
