@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the device scripts in benchmarks/: build the runtime on a GPU
 # machine without MLIR, run its tests, run the attention benchmark. Sourced.
 MOSS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

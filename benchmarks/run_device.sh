@@ -20,7 +20,7 @@ OUT=${1:?output folder}
 CAND=${2:-$ROOT/.cand}
 DEPS=${3:-$ROOT/.devdeps/prefix}
 mkdir -p "$OUT"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 
 moss_device_build "$OUT" "$DEPS"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by setup.sh and test.sh: install what a fresh machine lacks, then
 # configure and build. Sourced, not run.
 set -euo pipefail
