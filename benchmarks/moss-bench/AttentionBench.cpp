@@ -18,6 +18,7 @@
 
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/FileUtil.h"
+#include "moss/Config/Manifest.h"
 #include "moss/Runtime/moss_runtime.h"
 
 #include <cuda_runtime_api.h>
@@ -29,6 +30,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -56,6 +58,9 @@ struct Row {
   Case c;
   int64_t splits = 0;
   int64_t kvGroups = 0;
+  std::optional<config::AttentionLaunch> launch;
+  /// CTAs, CTAs an SM holds and waves of that launch (Occupancy.h).
+  config::LaunchOccupancy occupancy;
   /// bthdPdl: bthd with MOSS_ATTENTION_PDL=1 (each call of the graph may
   /// be scheduled while the previous one finishes). bthdCp: bthd with
   /// MOSS_ATTENTION_TMA=0 (K and V by cp.async instead of the TMA engine).
@@ -125,6 +130,7 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
           forced("MOSS_ATTENTION_COPY_WARPS", -1))) {
     row.splits = launch.splits;
     row.kvGroups = launch.kvGroups;
+    row.launch = launch;
   }
 
   HostCase host(c, rng);
@@ -254,11 +260,19 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   std::mt19937_64 rng(2025);
+  // The runtime has checked the manifest; it only adds the ptxas report.
+  config::Manifest manifest;
+  std::string manifestErr;
+  const config::AttentionKernelRecord *kernel = nullptr;
+  if (config::readManifest(o.kernelsDir, manifest, manifestErr) &&
+      !manifest.attentionKernels.empty())
+    kernel = &manifest.attentionKernels.front();
+  const config::SmLimits limits = smLimitsOf(prop);
   std::vector<Row> rows;
   std::printf(
-      "%4s %4s %4s %3s | %6s | %8s %8s %8s %8s %10s | %8s | %-8s %-8s\n", "H",
-      "S", "T", "B", "sp x g", "bthd", "bthd+PDL", "cp.async", "bhtd",
-      "bhtd+copy", "upstream", "err", "err cp");
+      "%4s %4s %4s %3s | %6s %11s | %8s %8s %8s %8s %10s | %8s | %-8s %-8s\n",
+      "H", "S", "T", "B", "sp x g", "CTAs/SM/w", "bthd", "bthd+PDL", "cp.async",
+      "bhtd", "bhtd+copy", "upstream", "err", "err cp");
   std::vector<std::array<int64_t, 4>> cases = o.cases;
   const int64_t heads[3][2] = {{20, 125}, {12, 250}, {12, 400}};
   if (cases.empty())
@@ -269,11 +283,15 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   for (const auto &hstb : cases) {
     Row r = runCase(rt, rtPdl, rtCp, {hstb[0], hstb[1], hstb[2], hstb[3]},
                     o.protocol, stream, rng);
+    if (kernel && r.launch)
+      r.occupancy = config::attentionLaunchOccupancy(
+          *kernel, *r.launch, prop.multiProcessorCount, limits);
     std::printf(
-        "%4lld %4lld %4lld %3lld | %6s | %8s %8s %8s %8s %10s | %8s | %-8s "
-        "%-8s%s\n",
+        "%4lld %4lld %4lld %3lld | %6s %11s | %8s %8s %8s %8s %10s | %8s | "
+        "%-8s %-8s%s\n",
         (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
         (std::to_string(r.splits) + "x" + std::to_string(r.kvGroups)).c_str(),
+        config::occupancyText(r.occupancy).c_str(),
         formatMeasured(r.bthd).c_str(), formatMeasured(r.bthdPdl).c_str(),
         formatMeasured(r.bthdCp).c_str(), formatMeasured(r.bhtd).c_str(),
         formatMeasured(r.bhtdCopy).c_str(),
@@ -294,9 +312,11 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   std::printf("times: microseconds per call (median of %d samples of %d graph "
               "replays x %d calls); err: relative L2 vs FP64 reference "
               "(tolerance %.0e); upstream: Triton [B,T,H,D] + reshape, "
-              "H200 (issue 5)\n",
+              "H200 (issue 5); CTAs/SM/w: the bthd launch's CTAs, how many "
+              "an SM holds (registers, shared memory) and the waves over %d "
+              "SMs\n",
               o.protocol.samples, o.protocol.replays, o.protocol.callsPerGraph,
-              kTolerance);
+              kTolerance, prop.multiProcessorCount);
 
   int code = ok ? 0 : 3;
   if (!o.jsonPath.empty()) {
@@ -328,7 +348,8 @@ int runAttentionBench(const AttentionBenchOptions &o) {
           ", \"T\": " + std::to_string(r.c.T) +
           ", \"B\": " + std::to_string(r.c.B) +
           ", \"splits\": " + std::to_string(r.splits) +
-          ", \"kv_groups\": " + std::to_string(r.kvGroups) +
+          ", \"kv_groups\": " + std::to_string(r.kvGroups) + ", " +
+          jsonOccupancyFields(r.occupancy) +
           ", \"bthd_us\": " + jsonNumber(r.bthd) +
           ", \"bthd_pdl_us\": " + jsonNumber(r.bthdPdl) +
           ", \"bthd_cp_async_us\": " + jsonNumber(r.bthdCp) +

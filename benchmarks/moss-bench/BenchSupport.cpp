@@ -11,6 +11,26 @@
 
 namespace moss::bench {
 
+config::SmLimits smLimitsOf(const cudaDeviceProp &prop) {
+  config::SmLimits limits;
+  limits.registers = prop.regsPerMultiprocessor;
+  limits.registersPerCta = prop.regsPerBlock;
+  limits.sharedBytes = int64_t(prop.sharedMemPerMultiprocessor);
+  limits.reservedSharedBytesPerCta = int64_t(prop.reservedSharedMemPerBlock);
+  limits.threads = prop.maxThreadsPerMultiProcessor;
+  limits.ctas = prop.maxBlocksPerMultiProcessor;
+  return limits;
+}
+
+std::string jsonOccupancyFields(const config::LaunchOccupancy &occupancy) {
+  auto number = [&](int64_t v) {
+    return occupancy.ctas > 0 ? std::to_string(v) : std::string("null");
+  };
+  return "\"ctas\": " + number(occupancy.ctas) +
+         ", \"ctas_per_sm\": " + number(occupancy.ctasPerSm) +
+         ", \"waves\": " + number(occupancy.waves);
+}
+
 moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const std::string &whitelist,
                                    const char *name, const char *value,

@@ -5,6 +5,7 @@
 #define MOSS_BENCH_BENCHSUPPORT_H
 
 #include "TextCells.h"
+#include "moss/Config/Occupancy.h"
 
 #include "moss/Runtime/moss_runtime.h"
 #include "moss/Support/HostBf16.h"
@@ -38,6 +39,14 @@ moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const std::string &whitelist,
                                    const char *name, const char *value,
                                    moss_runtime_t *out);
+
+/// The device's per-SM resources, for the occupancy model of each timed
+/// launch (moss/Config/Occupancy.h).
+config::SmLimits smLimitsOf(const cudaDeviceProp &prop);
+
+/// `"ctas": .., "ctas_per_sm": .., "waves": ..` (nulls when unknown), for
+/// a JSON object.
+std::string jsonOccupancyFields(const config::LaunchOccupancy &occupancy);
 
 /// `text` as a JSON string literal (quotes, backslashes and control
 /// characters escaped).

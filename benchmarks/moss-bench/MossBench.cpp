@@ -21,6 +21,7 @@
 #include "TextCells.h"
 
 #include "moss/Config/FileUtil.h"
+#include "moss/Config/Manifest.h"
 #include "moss/Config/Whitelist.h"
 #include "moss/Runtime/moss_runtime.h"
 
@@ -62,7 +63,19 @@ struct Result {
   /// generatedPdl: the same kernel launched as a programmatic dependent
   /// (MOSS_CODEC_GEMM_PDL=1): each call of the graph overlaps the previous.
   Measurement generated, generatedPdl, fallback, anchor;
+  /// The generated kernel's launch: CTAs, CTAs an SM holds, waves.
+  moss::config::LaunchOccupancy occupancy;
 };
+
+/// The manifest's kernel serving key "m,n,k,mode", or null.
+const moss::config::GemmKernelRecord *
+kernelServing(const moss::config::Manifest &manifest, const std::string &key) {
+  for (const auto &kernel : manifest.gemmKernels)
+    if (std::find(kernel.keys.begin(), kernel.keys.end(), key) !=
+        kernel.keys.end())
+      return &kernel;
+  return nullptr;
+}
 
 /// moss_runtime_create with MOSS_CODEC_GEMM_PDL set to `pdl` (restored).
 moss_status_t createRuntime(const Options &o, const char *pdl,
@@ -245,16 +258,24 @@ int main(int argc, char **argv) {
       if (seen.insert({m, d.n, d.k, d.mode}).second)
         cases.push_back({m, d.n, d.k, d.mode});
 
+  // The runtime has checked the manifest; it only adds the ptxas report.
+  moss::config::Manifest manifest;
+  std::string manifestErr;
+  if (generated)
+    moss::config::readManifest(o.kernelsDir, manifest, manifestErr);
+  const moss::config::SmLimits limits = smLimitsOf(prop);
+
   CublasAnchor anchor;
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   std::mt19937_64 rng(2024);
   std::vector<Result> results;
   std::printf(
-      "%-20s %-4s | %-17s | %-17s | %-17s | %-17s | %-9s %-9s %-9s %-9s\n",
-      "M,N,K,mode", "gen", "generated hot/cold", "gen+PDL hot/cold",
-      "fallback hot/cold", "cuBLASLt hot/cold", "err gen", "err pdl", "err fb",
-      "err cublas");
+      "%-20s %-4s %-11s | %-17s | %-17s | %-17s | %-17s | %-9s %-9s %-9s "
+      "%-9s\n",
+      "M,N,K,mode", "gen", "CTAs/SM/w", "generated hot/cold",
+      "gen+PDL hot/cold", "fallback hot/cold", "cuBLASLt hot/cold", "err gen",
+      "err pdl", "err fb", "err cublas");
   for (const Case &c : cases) {
     int copies = o.cold ? coldWeightCopies(c, prop.l2CacheSize) : 1;
     GemmCaseData data(c, copies, rng);
@@ -296,10 +317,15 @@ int main(int argc, char **argv) {
     char key[64];
     std::snprintf(key, sizeof(key), "%lld,%lld,%lld,%d", (long long)c.m,
                   (long long)c.n, (long long)c.k, c.mode);
+    if (const auto *kernel =
+            r.selected ? kernelServing(manifest, key) : nullptr)
+      r.occupancy = moss::config::gemmLaunchOccupancy(
+          *kernel, c.m, prop.multiProcessorCount, limits);
     std::printf(
-        "%-20s %-4s | %8s %8s | %8s %8s | %8s %8s | %8s %8s | %-9s %-9s %-9s "
-        "%-9s\n",
+        "%-20s %-4s %-11s | %8s %8s | %8s %8s | %8s %8s | %8s %8s | %-9s %-9s "
+        "%-9s %-9s\n",
         key, r.selected ? "yes" : "no",
+        moss::config::occupancyText(r.occupancy).c_str(),
         formatMeasured(r.generated.hotUs).c_str(),
         formatMeasured(r.generated.coldUs).c_str(),
         formatMeasured(r.generatedPdl.hotUs).c_str(),
@@ -327,9 +353,11 @@ int main(int argc, char **argv) {
         allAccurate = false;
   std::printf("times: microseconds per call (median of %d samples of %d graph "
               "replays x %d calls); err: relative L2 vs FP64 reference, '!' "
-              ">= %.3g\n",
+              ">= %.3g; CTAs/SM/w: the generated kernel's CTAs, how many an "
+              "SM holds (registers, shared memory) and the waves over %d "
+              "SMs\n",
               o.protocol.samples, o.protocol.replays, o.protocol.callsPerGraph,
-              kTolerance);
+              kTolerance, prop.multiProcessorCount);
 
   if (!o.jsonPath.empty()) {
     char date[32];
@@ -361,7 +389,8 @@ int main(int argc, char **argv) {
               ", \"n\": " + std::to_string(r.c.n) +
               ", \"k\": " + std::to_string(r.c.k) +
               ", \"mode\": " + std::to_string(r.c.mode) +
-              ", \"selected\": " + (r.selected ? "true" : "false") +
+              ", \"selected\": " + (r.selected ? "true" : "false") + ", " +
+              jsonOccupancyFields(r.occupancy) +
               ",\n     \"generated\": " + jsonMeasurement(r.generated) +
               ",\n     \"generated_pdl\": " + jsonMeasurement(r.generatedPdl) +
               ",\n     \"fallback\": " + jsonMeasurement(r.fallback) +
