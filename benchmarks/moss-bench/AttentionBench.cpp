@@ -349,7 +349,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
           ", \"B\": " + std::to_string(r.c.B) +
           ", \"splits\": " + std::to_string(r.splits) +
           ", \"kv_groups\": " + std::to_string(r.kvGroups) + ", " +
-          jsonOccupancyFields(r.occupancy) +
+          moss::config::occupancyJsonFields(r.occupancy) +
           ", \"bthd_us\": " + jsonNumber(r.bthd) +
           ", \"bthd_pdl_us\": " + jsonNumber(r.bthdPdl) +
           ", \"bthd_cp_async_us\": " + jsonNumber(r.bthdCp) +

@@ -22,15 +22,6 @@ config::SmLimits smLimitsOf(const cudaDeviceProp &prop) {
   return limits;
 }
 
-std::string jsonOccupancyFields(const config::LaunchOccupancy &occupancy) {
-  auto number = [&](int64_t v) {
-    return occupancy.ctas > 0 ? std::to_string(v) : std::string("null");
-  };
-  return "\"ctas\": " + number(occupancy.ctas) +
-         ", \"ctas_per_sm\": " + number(occupancy.ctasPerSm) +
-         ", \"waves\": " + number(occupancy.waves);
-}
-
 moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const std::string &whitelist,
                                    const char *name, const char *value,

@@ -44,10 +44,6 @@ moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
 /// launch (moss/Config/Occupancy.h).
 config::SmLimits smLimitsOf(const cudaDeviceProp &prop);
 
-/// `"ctas": .., "ctas_per_sm": .., "waves": ..` (nulls when unknown), for
-/// a JSON object.
-std::string jsonOccupancyFields(const config::LaunchOccupancy &occupancy);
-
 /// `text` as a JSON string literal (quotes, backslashes and control
 /// characters escaped).
 std::string jsonString(const std::string &text);

@@ -390,7 +390,7 @@ int main(int argc, char **argv) {
               ", \"k\": " + std::to_string(r.c.k) +
               ", \"mode\": " + std::to_string(r.c.mode) +
               ", \"selected\": " + (r.selected ? "true" : "false") + ", " +
-              jsonOccupancyFields(r.occupancy) +
+              moss::config::occupancyJsonFields(r.occupancy) +
               ",\n     \"generated\": " + jsonMeasurement(r.generated) +
               ",\n     \"generated_pdl\": " + jsonMeasurement(r.generatedPdl) +
               ",\n     \"fallback\": " + jsonMeasurement(r.fallback) +

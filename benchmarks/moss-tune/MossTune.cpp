@@ -23,6 +23,7 @@
 
 #include "moss/Config/CandidateSet.h"
 #include "moss/Config/FileUtil.h"
+#include "moss/Config/Manifest.h"
 #include "moss/Config/Whitelist.h"
 #include "moss/Runtime/moss_runtime.h"
 
@@ -32,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <sys/stat.h>
 #include <tuple>
@@ -239,6 +241,25 @@ int main(int argc, char **argv) {
               return std::make_tuple(a.key.mode, a.key.n, a.key.k, a.key.m) <
                      std::make_tuple(b.key.mode, b.key.n, b.key.k, b.key.m);
             });
+
+  // Each candidate's launch from its round's manifest (the ptxas report).
+  const config::SmLimits limits = smLimitsOf(prop);
+  std::map<std::string, config::Manifest> manifests;
+  for (KeyResult &key : keys)
+    for (CandidateResult &cand : key.candidates) {
+      auto round = manifests.find(cand.round);
+      if (round == manifests.end()) {
+        config::Manifest manifest;
+        std::string ignored; // the runtime reports a bad round when timing
+        config::readManifest(o.candidatesDir + "/" + cand.round, manifest,
+                             ignored);
+        round = manifests.emplace(cand.round, std::move(manifest)).first;
+      }
+      for (const config::GemmKernelRecord &kernel : round->second.gemmKernels)
+        if (std::count(kernel.keys.begin(), kernel.keys.end(), key.keyText))
+          cand.occupancy = config::gemmLaunchOccupancy(
+              kernel, key.key.m, prop.multiProcessorCount, limits);
+    }
 
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);

@@ -92,20 +92,22 @@ std::string markdownReport(const std::vector<KeyResult> &keys,
                            const std::string &header) {
   std::string text = header;
   text +=
-      "\n| M,N,K,mode | tile | chosen hot / cold run 1 | chosen hot / cold "
-      "run 2 | fallback hot / cold run 1 | fallback hot / cold run 2 | "
-      "rel. L2 | candidates | note |\n|---|---|---|---|---|---|---|---|---|\n";
+      "\n| M,N,K,mode | tile | CTAs/SM/waves | chosen hot / cold run 1 | "
+      "chosen hot / cold run 2 | fallback hot / cold run 1 | fallback hot / "
+      "cold run 2 | rel. L2 | candidates | note "
+      "|\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < keys.size(); ++i) {
     const KeyResult &key = keys[i];
     std::string row = "| " + key.keyText + " | ";
     if (chosen[i] >= 0) {
       const CandidateResult &c = key.candidates[chosen[i]];
-      row += tileText(c.tile) + " | " + pair(c.run[0]) + " | " +
-             pair(c.run[1]) + " | " + pair(key.fallback[0]) + " | " +
-             pair(key.fallback[1]) + " | " + sci(c.relL2) + " | " +
-             std::to_string(key.candidates.size()) + " | |";
+      row += tileText(c.tile) + " | " + config::occupancyText(c.occupancy) +
+             " | " + pair(c.run[0]) + " | " + pair(c.run[1]) + " | " +
+             pair(key.fallback[0]) + " | " + pair(key.fallback[1]) + " | " +
+             sci(c.relL2) + " | " + std::to_string(key.candidates.size()) +
+             " | |";
     } else {
-      row += "fallback | - | - | " + pair(key.fallback[0]) + " | " +
+      row += "fallback | - | - | - | " + pair(key.fallback[0]) + " | " +
              pair(key.fallback[1]) + " | - | " +
              std::to_string(key.candidates.size()) + " | " + whyFallback(key) +
              " |";
@@ -139,7 +141,8 @@ std::string resultsJson(const std::vector<KeyResult> &keys,
           ", \"runs\": " + jsonRuns(c.run) +
           ", \"rel_l2\": " + jsonNumber(c.relL2) +
           ", \"graph_equals_eager\": " +
-          (c.graphEqualsEager ? "true" : "false") +
+          (c.graphEqualsEager ? "true" : "false") + ", " +
+          config::occupancyJsonFields(c.occupancy) +
           ", \"error\": " + (c.error.empty() ? "null" : jsonString(c.error)) +
           "}";
     }

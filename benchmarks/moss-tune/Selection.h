@@ -11,6 +11,7 @@
 #ifndef MOSS_TUNE_SELECTION_H
 #define MOSS_TUNE_SELECTION_H
 
+#include "moss/Config/Occupancy.h"
 #include "moss/Config/Whitelist.h"
 
 #include <string>
@@ -34,6 +35,8 @@ struct CandidateResult {
   double relL2 = -1; ///< Negative = not checked.
   bool graphEqualsEager = false;
   std::string error;
+  /// The candidate's launch for the key's M: CTAs, CTAs an SM holds, waves.
+  config::LaunchOccupancy occupancy;
 };
 
 struct KeyResult {

@@ -98,4 +98,13 @@ std::string occupancyText(const LaunchOccupancy &occupancy) {
          std::to_string(occupancy.waves);
 }
 
+std::string occupancyJsonFields(const LaunchOccupancy &occupancy) {
+  auto number = [&](int64_t v) {
+    return occupancy.ctas > 0 ? std::to_string(v) : std::string("null");
+  };
+  return "\"ctas\": " + number(occupancy.ctas) +
+         ", \"ctas_per_sm\": " + number(occupancy.ctasPerSm) +
+         ", \"waves\": " + number(occupancy.waves);
+}
+
 } // namespace moss::config

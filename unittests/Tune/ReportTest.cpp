@@ -41,3 +41,28 @@ TEST(TuneReport, NonFiniteAndUnmeasuredValuesAreJsonNull) {
   EXPECT_TRUE(c["runs"][1]["hot_us"].is_null());
   EXPECT_TRUE(c["runs"][1]["cold_us"].is_null());
 }
+
+TEST(TuneReport, LaunchOccupancyInJsonAndTable) {
+  KeyResult key = keyWithFallback();
+  CandidateResult measured = candidate(4.99, 6.05);
+  measured.round = "r000";
+  measured.relL2 = 1e-5;
+  measured.occupancy = {160, 1, 2};
+  CandidateResult unknown = candidate(5.5, 6.5);
+  unknown.round = "r001";
+  key.candidates = {measured, unknown};
+  std::string text = resultsJson({key}, {0}, "h");
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr,
+                                                /*allow_exceptions=*/false);
+  ASSERT_FALSE(parsed.is_discarded()) << text;
+  const nlohmann::json &first = parsed["keys"][0]["candidates"][0];
+  EXPECT_EQ(first["ctas"].get<int64_t>(), 160);
+  EXPECT_EQ(first["ctas_per_sm"].get<int64_t>(), 1);
+  EXPECT_EQ(first["waves"].get<int64_t>(), 2);
+  const nlohmann::json &second = parsed["keys"][0]["candidates"][1];
+  EXPECT_TRUE(second["ctas"].is_null());
+  EXPECT_TRUE(second["waves"].is_null());
+  std::string table = markdownReport({key}, {0}, "h");
+  EXPECT_NE(table.find("| 160/1/2 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| CTAs/SM/waves |"), std::string::npos) << table;
+}

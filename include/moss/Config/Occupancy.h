@@ -77,6 +77,10 @@ LaunchOccupancy gemmLaunchOccupancy(const GemmKernelRecord &kernel, int64_t m,
 /// "CTAs/perSM/waves", e.g. "192/2/1"; "-" when unknown.
 std::string occupancyText(const LaunchOccupancy &occupancy);
 
+/// `"ctas": 192, "ctas_per_sm": 2, "waves": 1` (nulls when unknown), the
+/// fields of a JSON object.
+std::string occupancyJsonFields(const LaunchOccupancy &occupancy);
+
 } // namespace moss::config
 
 #endif // MOSS_CONFIG_OCCUPANCY_H
