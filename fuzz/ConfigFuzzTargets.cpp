@@ -6,6 +6,7 @@
 #include "moss/Config/CandidateSet.h"
 #include "moss/Config/GemmLaunch.h"
 #include "moss/Config/Manifest.h"
+#include "moss/Config/Occupancy.h"
 #include "moss/Config/Whitelist.h"
 
 #include <cstdio>
@@ -164,6 +165,59 @@ void fuzzKeyList(const uint8_t *data, size_t size) {
   }
 }
 
+/// The occupancy model on arbitrary sizes: within the SM's slots, never
+/// more with more registers or shared memory, and what it admits fits.
+void checkOccupancy(int64_t registers, int64_t threads, int64_t shared,
+                    int64_t ctas) {
+  const SmLimits sm;
+  const int64_t count = residentCtasPerSm(registers, threads, shared);
+  MOSS_FUZZ_CHECK(count >= 0 && count <= sm.ctas, std::to_string(count));
+  // (Sizes below 1 register or 0 bytes are invalid: nothing fits.)
+  if (registers >= 1 && registers < INT64_MAX)
+    MOSS_FUZZ_CHECK(residentCtasPerSm(registers + 1, threads, shared) <= count,
+                    "more registers, more CTAs");
+  if (registers >= 1 && shared >= 0 && shared < INT64_MAX)
+    MOSS_FUZZ_CHECK(residentCtasPerSm(registers, threads, shared + 1) <= count,
+                    "more shared memory, more CTAs");
+  if (count > 0) {
+    const int64_t warps = (threads + 31) / 32;
+    MOSS_FUZZ_CHECK(count * warps * 32 <= sm.threads, "threads");
+    MOSS_FUZZ_CHECK(count * (shared + sm.reservedSharedBytesPerCta) <=
+                        sm.sharedBytes,
+                    "shared memory");
+    MOSS_FUZZ_CHECK(count * warps * registers * 32 <= sm.registers,
+                    "registers");
+  }
+  const int64_t waves = launchWaves(ctas, count, 132);
+  if (count > 0 && ctas > 0) {
+    const int64_t perWave = count * 132;
+    MOSS_FUZZ_CHECK(waves >= 1 && (waves - 1) <= (ctas - 1) / perWave &&
+                        ctas / perWave <= waves,
+                    "waves");
+  } else {
+    MOSS_FUZZ_CHECK(waves == 0, "waves of nothing");
+  }
+}
+
+/// What every accepted attention launch of (b, h, t) must satisfy.
+void checkAttentionLaunch(const AttentionLaunch &a, int64_t b, int64_t h,
+                          int64_t t) {
+  MOSS_FUZZ_CHECK(a.warps >= 1 && a.warps <= kAttentionMaxWarps, "warps");
+  MOSS_FUZZ_CHECK(a.kvGroups >= 1 && a.kvGroups <= kAttentionMaxKvGroups,
+                  "groups");
+  MOSS_FUZZ_CHECK(a.splits >= 1 && a.splits <= kAttentionMaxSplits, "splits");
+  // No split is empty and none is left out.
+  MOSS_FUZZ_CHECK((a.splits - 1) * a.tilesPerSplit < a.keyTiles &&
+                      a.splits * a.tilesPerSplit >= a.keyTiles,
+                  "split coverage");
+  MOSS_FUZZ_CHECK(a.gridX == b * h && a.gridY * a.rowsPerCta >= t &&
+                      a.gridY <= 65535,
+                  "grid");
+  MOSS_FUZZ_CHECK(a.sharedBytes > 0 &&
+                      a.sharedBytes <= kAttentionMaxSharedBytes,
+                  std::to_string(a.sharedBytes));
+}
+
 void fuzzLaunchRules(const uint8_t *data, size_t size) {
   int64_t n = takeSize(data, size), k = takeSize(data, size);
   GemmTile tile{takeSize(data, size), takeSize(data, size),
@@ -192,23 +246,13 @@ void fuzzLaunchRules(const uint8_t *data, size_t size) {
   if (!deriveAttentionLaunch(b, h, t, s, splits, groups, attention, err,
                              copyWarps, tma)) {
     MOSS_FUZZ_CHECK(!err.empty(), "attention error");
-    return;
+  } else {
+    checkAttentionLaunch(attention, b, h, t);
   }
-  const AttentionLaunch &a = attention;
-  MOSS_FUZZ_CHECK(a.warps >= 1 && a.warps <= kAttentionMaxWarps, "warps");
-  MOSS_FUZZ_CHECK(a.kvGroups >= 1 && a.kvGroups <= kAttentionMaxKvGroups,
-                  "groups");
-  MOSS_FUZZ_CHECK(a.splits >= 1 && a.splits <= kAttentionMaxSplits, "splits");
-  // No split is empty and none is left out.
-  MOSS_FUZZ_CHECK((a.splits - 1) * a.tilesPerSplit < a.keyTiles &&
-                      a.splits * a.tilesPerSplit >= a.keyTiles,
-                  "split coverage");
-  MOSS_FUZZ_CHECK(a.gridX == b * h && a.gridY * a.rowsPerCta >= t &&
-                      a.gridY <= 65535,
-                  "grid");
-  MOSS_FUZZ_CHECK(a.sharedBytes > 0 &&
-                      a.sharedBytes <= kAttentionMaxSharedBytes,
-                  std::to_string(a.sharedBytes));
+  // The bytes after the launches' (so the corpus keeps reaching the rules
+  // it was grown for).
+  checkOccupancy(takeSize(data, size), takeSize(data, size),
+                 takeSize(data, size), takeSize(data, size));
 }
 
 FuzzTarget fuzzTargetNamed(std::string_view name) {

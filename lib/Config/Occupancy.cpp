@@ -6,6 +6,7 @@
 #include "moss/Config/Manifest.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace moss::config {
 
@@ -19,8 +20,10 @@ int64_t roundUp(int64_t value, int64_t unit) {
 
 int64_t residentCtasPerSm(int64_t registersPerThread, int64_t threads,
                           int64_t sharedBytesPerCta, const SmLimits &limits) {
+  // Out-of-range sizes first: what follows multiplies them.
   if (registersPerThread <= 0 || threads <= 0 || sharedBytesPerCta < 0 ||
-      registersPerThread > limits.registersPerThread)
+      registersPerThread > limits.registersPerThread ||
+      threads > limits.threads || sharedBytesPerCta > limits.sharedBytes)
     return 0;
   const int64_t warps = (threads + 31) / 32;
   const int64_t warpRegisters =
@@ -44,8 +47,10 @@ int64_t residentCtasPerSm(int64_t registersPerThread, int64_t threads,
 int64_t launchWaves(int64_t ctas, int64_t ctasPerSm, int64_t sms) {
   if (ctas <= 0 || ctasPerSm <= 0 || sms <= 0)
     return 0;
+  if (ctasPerSm > INT64_MAX / sms) // more slots than any grid has CTAs
+    return 1;
   const int64_t perWave = ctasPerSm * sms;
-  return (ctas + perWave - 1) / perWave;
+  return ctas / perWave + (ctas % perWave != 0);
 }
 
 namespace {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 using namespace moss::config;
 
 namespace {
@@ -52,6 +54,11 @@ TEST(OccupancyTest, CtasThatCannotRunGiveZero) {
   EXPECT_EQ(residentCtasPerSm(0, 128, 0), 0);
   EXPECT_EQ(residentCtasPerSm(32, 0, 0), 0);
   EXPECT_EQ(residentCtasPerSm(32, 128, -1), 0);
+  // Sizes no launch has: no overflow, nothing fits.
+  EXPECT_EQ(residentCtasPerSm(INT64_MAX, 128, 0), 0);
+  EXPECT_EQ(residentCtasPerSm(32, INT64_MAX, 0), 0);
+  EXPECT_EQ(residentCtasPerSm(32, 128, INT64_MAX), 0);
+  EXPECT_EQ(residentCtasPerSm(32, 2049, 0), 0);
 }
 
 TEST(OccupancyTest, Waves) {
@@ -61,6 +68,9 @@ TEST(OccupancyTest, Waves) {
   EXPECT_EQ(launchWaves(384, 2, 132), 2);
   EXPECT_EQ(launchWaves(0, 2, 132), 0);
   EXPECT_EQ(launchWaves(10, 0, 132), 0);
+  EXPECT_EQ(launchWaves(INT64_MAX, 1, 1), INT64_MAX);
+  EXPECT_EQ(launchWaves(INT64_MAX, 2, 132), INT64_MAX / 264 + 1);
+  EXPECT_EQ(launchWaves(5, INT64_MAX, 2), 1);
 }
 
 KernelFunctionRecord function(const std::string &symbol, int64_t registers) {
