@@ -43,6 +43,13 @@ def mean_of(values):
     return statistics.mean(values) if values else None
 
 
+def occupancy(row):
+    """CTAs, CTAs an SM holds, waves (moss-bench's CTAs/SM/w), when known."""
+    if row.get("ctas") is None:
+        return "occupancy unknown"
+    return f"{row['ctas']} CTAs, {row['ctas_per_sm']}/SM, {row['waves']} wave(s)"
+
+
 def gemm(runs):
     columns = [("generated", "hot_us", "plain hot"),
                ("generated", "cold_us", "plain cold"),
@@ -55,7 +62,9 @@ def gemm(runs):
     print("# GEMM ablation (us per call; mean of rounds ±half-range "
           "(difference from base))\n")
     for key in keys:
-        print(f"## {','.join(map(str, key))}\n")
+        first = next(r for r in runs["base"][0]["results"]
+                     if (r["m"], r["n"], r["k"], r["mode"]) == key)
+        print(f"## {','.join(map(str, key))} ({occupancy(first)})\n")
         print("| variant | " + " | ".join(c[2] for c in columns) +
               " | fallback hot |")
         print("|---" * (len(columns) + 2) + "|")
@@ -88,7 +97,8 @@ def attn(runs):
             base_rows = [next(r for r in run["results"]
                               if (r["H"], r["S"], r["T"], r["B"]) == case)
                          for run in runs["base"]]
-            launch = f"{base_rows[0]['splits']}x{base_rows[0]['kv_groups']}"
+            launch = (f"{base_rows[0]['splits']}x{base_rows[0]['kv_groups']}, "
+                      f"{occupancy(base_rows[0])}")
             base = mean_of([r[field] for r in base_rows])
             cells = []
             for variant in variants:
