@@ -267,7 +267,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   if (config::readManifest(o.kernelsDir, manifest, manifestErr) &&
       !manifest.attentionKernels.empty())
     kernel = &manifest.attentionKernels.front();
-  const config::SmLimits limits = smLimitsOf(prop);
+  const config::SmLimits limits = moss::smLimitsOf(prop);
   std::vector<Row> rows;
   std::printf(
       "%4s %4s %4s %3s | %6s %11s | %8s %8s %8s %8s %10s | %8s | %-8s %-8s\n",

@@ -11,17 +11,6 @@
 
 namespace moss::bench {
 
-config::SmLimits smLimitsOf(const cudaDeviceProp &prop) {
-  config::SmLimits limits;
-  limits.registers = prop.regsPerMultiprocessor;
-  limits.registersPerCta = prop.regsPerBlock;
-  limits.sharedBytes = int64_t(prop.sharedMemPerMultiprocessor);
-  limits.reservedSharedBytesPerCta = int64_t(prop.reservedSharedMemPerBlock);
-  limits.threads = prop.maxThreadsPerMultiProcessor;
-  limits.ctas = prop.maxBlocksPerMultiProcessor;
-  return limits;
-}
-
 moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const std::string &whitelist,
                                    const char *name, const char *value,

@@ -6,6 +6,7 @@
 
 #include "TextCells.h"
 #include "moss/Config/Occupancy.h"
+#include "moss/Support/CudaSmLimits.h"
 
 #include "moss/Runtime/moss_runtime.h"
 #include "moss/Support/HostBf16.h"
@@ -39,10 +40,6 @@ moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const std::string &whitelist,
                                    const char *name, const char *value,
                                    moss_runtime_t *out);
-
-/// The device's per-SM resources, for the occupancy model of each timed
-/// launch (moss/Config/Occupancy.h).
-config::SmLimits smLimitsOf(const cudaDeviceProp &prop);
 
 /// `text` as a JSON string literal (quotes, backslashes and control
 /// characters escaped).

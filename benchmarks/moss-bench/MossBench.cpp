@@ -263,7 +263,7 @@ int main(int argc, char **argv) {
   std::string manifestErr;
   if (generated)
     moss::config::readManifest(o.kernelsDir, manifest, manifestErr);
-  const moss::config::SmLimits limits = smLimitsOf(prop);
+  const moss::config::SmLimits limits = moss::smLimitsOf(prop);
 
   CublasAnchor anchor;
   cudaStream_t stream = nullptr;

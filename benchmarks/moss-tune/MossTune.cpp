@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
             });
 
   // Each candidate's launch from its round's manifest (the ptxas report).
-  const config::SmLimits limits = smLimitsOf(prop);
+  const config::SmLimits limits = moss::smLimitsOf(prop);
   std::map<std::string, config::Manifest> manifests;
   for (KeyResult &key : keys)
     for (CandidateResult &cand : key.candidates) {

@@ -148,13 +148,8 @@ struct Case {
 class AttentionProgrammaticLaunch : public ::testing::Test {
 protected:
   void SetUp() override {
-    MOSS_REQUIRE_GPU();
-    std::string why, err;
-    if (!deviceIsSm90(why))
-      GTEST_SKIP() << "needs an sm_90 GPU: " << why;
-    std::string dir = testKernelsDir();
-    if (!whyNoManifest(dir).empty())
-      GTEST_SKIP() << whyNoManifest(dir);
+    std::string dir = testKernelsDir(), err;
+    MOSS_REQUIRE_GENERATED_KERNELS(dir);
     moss::config::Manifest manifest;
     ASSERT_TRUE(moss::config::readManifest(dir, manifest, err)) << err;
     if (manifest.attentionKernels.empty())

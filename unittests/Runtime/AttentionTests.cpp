@@ -264,12 +264,8 @@ std::string caseName(const Problem &p) {
 class Attention : public ::testing::Test {
 protected:
   void SetUp() override {
-    std::string why;
-    if (!deviceIsSm90(why))
-      GTEST_SKIP() << "needs an sm_90 GPU: " << why;
     dir = testKernelsDir();
-    if (!whyNoManifest(dir).empty())
-      GTEST_SKIP() << whyNoManifest(dir);
+    MOSS_REQUIRE_GENERATED_KERNELS(dir);
     moss::config::Manifest manifest;
     std::string err;
     ASSERT_TRUE(moss::config::readManifest(dir, manifest, err)) << err;

@@ -35,12 +35,8 @@ namespace {
 class GeneratedGemm : public ::testing::Test {
 protected:
   void SetUp() override {
-    MOSS_REQUIRE_GPU();
-    std::string why;
-    if (!deviceIsSm90(why))
-      GTEST_SKIP() << why;
     dir = testKernelsDir();
-    MOSS_REQUIRE_MANIFEST(dir);
+    MOSS_REQUIRE_GENERATED_KERNELS(dir);
     whitelistPath = testWhitelist();
     std::string err;
     ASSERT_TRUE(moss::config::Whitelist::load(whitelistPath, whitelist, err))

@@ -15,6 +15,7 @@
 #include "moss/Config/GemmLaunch.h"
 #include "moss/Config/Manifest.h"
 #include "moss/Config/Occupancy.h"
+#include "moss/Support/CudaSmLimits.h"
 
 #include <cstdio>
 #include <optional>
@@ -26,19 +27,6 @@ using namespace moss::runtime::test;
 namespace config = moss::config;
 
 namespace {
-
-config::SmLimits deviceLimits() {
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
-  config::SmLimits limits;
-  limits.registers = prop.regsPerMultiprocessor;
-  limits.registersPerCta = prop.regsPerBlock;
-  limits.sharedBytes = int64_t(prop.sharedMemPerMultiprocessor);
-  limits.reservedSharedBytesPerCta = int64_t(prop.reservedSharedMemPerBlock);
-  limits.threads = prop.maxThreadsPerMultiProcessor;
-  limits.ctas = prop.maxBlocksPerMultiProcessor;
-  return limits;
-}
 
 /// A cubin loaded as a CUDA library; its kernels are cudaKernel_t handles
 /// that the runtime API's function queries accept.
@@ -116,17 +104,13 @@ std::optional<int> checkLaunch(const void *kernel,
 class OccupancyModel : public ::testing::Test {
 protected:
   void SetUp() override {
-    MOSS_REQUIRE_GPU();
-    std::string why;
-    if (!deviceIsSm90(why))
-      GTEST_SKIP() << why;
     dir = testKernelsDir();
-    why = whyNoManifest(dir);
-    if (!why.empty())
-      GTEST_SKIP() << why;
+    MOSS_REQUIRE_GENERATED_KERNELS(dir);
     std::string err;
     ASSERT_TRUE(config::readManifest(dir, manifest, err)) << err;
-    limits = deviceLimits();
+    cudaDeviceProp prop{};
+    ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+    limits = moss::smLimitsOf(prop);
   }
   std::string dir;
   config::Manifest manifest;

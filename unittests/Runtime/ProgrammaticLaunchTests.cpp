@@ -114,14 +114,8 @@ struct Problem {
 class ProgrammaticLaunch : public ::testing::Test {
 protected:
   void SetUp() override {
-    MOSS_REQUIRE_GPU();
-    std::string why, err;
-    if (!deviceIsSm90(why))
-      GTEST_SKIP() << "needs an sm_90 GPU for the generated kernels: " << why;
-    std::string dir = testKernelsDir();
-    std::string missing = whyNoManifest(dir);
-    if (!missing.empty())
-      GTEST_SKIP() << "no generated kernels: " << missing;
+    std::string dir = testKernelsDir(), err;
+    MOSS_REQUIRE_GENERATED_KERNELS(dir);
     ASSERT_TRUE(moss::config::Whitelist::load(testWhitelist(), whitelist, err))
         << err;
     ASSERT_EQ(createWithEnv(dir, "MOSS_CODEC_GEMM_PDL", "1", pdl), MOSS_OK)

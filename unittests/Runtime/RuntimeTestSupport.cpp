@@ -168,6 +168,15 @@ std::string whyNoManifest(const std::string &dir) {
          " (build the kernels with moss-aot or set MOSS_TEST_KERNELS_DIR)";
 }
 
+std::string whyNoGeneratedKernels(const std::string &dir) {
+  std::string why;
+  if (!gpuAvailable(why))
+    return "needs a CUDA GPU: " + why;
+  if (!deviceIsSm90(why))
+    return "needs an sm_90 GPU: " + why;
+  return whyNoManifest(dir);
+}
+
 DeviceBuffer::DeviceBuffer(size_t size) : bytes(size) {
   cudaError_t err = cudaMalloc(&pointer, std::max<size_t>(bytes, 16));
   if (err != cudaSuccess) {

@@ -91,6 +91,17 @@ std::string testKernelsDir();
 std::string testWhitelist();
 /// Empty when dir has a manifest.json, else the reason it can't be used.
 std::string whyNoManifest(const std::string &dir);
+/// Empty when the generated kernels of `dir` can run here: a GPU of compute
+/// capability 9.0 and a manifest; else why not.
+std::string whyNoGeneratedKernels(const std::string &dir);
+
+/// GTEST_SKIP with the reason unless the kernels of `dir` can run here.
+#define MOSS_REQUIRE_GENERATED_KERNELS(dir)                                    \
+  do {                                                                         \
+    std::string why_ = ::moss::runtime::test::whyNoGeneratedKernels(dir);      \
+    if (!why_.empty())                                                         \
+      GTEST_SKIP() << why_;                                                    \
+  } while (0)
 
 class DeviceBuffer {
 public:
