@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GPU machine: times the kernels build.sh wrote, each variant beside base/ in
 # the same run, two rounds with the variants interleaved (README.md here).
-# Usage: OUT=dir benchmarks/ablation/run.sh [gemm|attn|all] [KERNELS]
+# Usage: OUT=dir benchmarks/ablation/run.sh [gemm|attn|l2|all] [KERNELS]
+#   l2: moss-l2-probe (benchmarks/l2-probe), the rate at which grids of 16 to
+#   264 CTAs stream the decoder's weights from L2 and from HBM.
 #   KERNELS defaults to .cand/ablate; carry it, .devdeps/prefix (scripts/
 #   device-deps.sh) and benchmarks/ablation. Writes OUT/<family>/summary.md.
 set -uo pipefail
@@ -9,7 +11,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../device_common.sh"
 MOSS_BENCH=${ABLATE_BENCH:-$MOSS_BENCH} # a stand-in, to check this script
 FAMILIES=${1:-all}
-[[ $FAMILIES == all ]] && FAMILIES="gemm attn"
+[[ $FAMILIES == all ]] && FAMILIES="gemm attn l2"
 K=${2:-$MOSS_ROOT/.cand/ablate}
 ROUNDS=${ROUNDS:-2}
 # T = 1 decode steps of the three (H, S) of the decoder, and H=12 S=400 T=32.
@@ -17,12 +19,19 @@ CASES=${ATTN_CASES:-20:125:1:1,20:125:1:4,20:125:1:16,12:250:1:1,12:250:1:4,12:2
 
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$OUT/gpu.txt" 2>&1
-if [[ ! -x $MOSS_BENCH ]]; then
-  moss_device_build "$OUT" "$MOSS_ROOT/.devdeps/prefix" moss-bench
+PROBE=$MOSS_RT_BUILD/benchmarks/l2-probe/moss-l2-probe
+if [[ ! -x $MOSS_BENCH || ! -x $PROBE ]]; then
+  moss_device_build "$OUT" "$MOSS_ROOT/.devdeps/prefix" moss-bench moss-l2-probe
 fi
 t0=$(date +%s)
 for family in $FAMILIES; do
   R=$OUT/$family
+  if [[ $family == l2 ]]; then
+    mkdir -p "$R"
+    timeout 200 "$PROBE" --json "$R/l2-probe.json" | tee "$R/l2-probe.txt"
+    echo "l2 probe rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 )) s"
+    continue
+  fi
   mkdir -p "$R"
   variants=$(cd "$K/$family" && ls -d */ | tr -d / | sort)
   for round in $(seq 1 "$ROUNDS"); do
