@@ -1,9 +1,11 @@
 //===- OccupancyModelTests.cpp - The occupancy model against the driver ---===//
 //
 // moss-bench reports each launch's CTAs an SM holds from the manifest's
-// ptxas report and moss/Config/Occupancy.h. Here the driver answers for
-// every generated kernel: its registers and static shared memory must be the
-// manifest's, and cudaOccupancyMaxActiveBlocksPerMultiprocessor must give
+// ptxas report and moss/Config/Occupancy.h. Without a GPU, the model must
+// agree with the CUDA toolkit's own calculator (cuda_occupancy.h) for an
+// H200's limits over the space of launches. With one, the driver answers
+// for every generated kernel: its registers and static shared memory must be
+// the manifest's, and cudaOccupancyMaxActiveBlocksPerMultiprocessor must give
 // the model's count for the launches the runtime makes.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +19,8 @@
 #include "moss/Config/Occupancy.h"
 #include "moss/Support/CudaSmLimits.h"
 
+#include <cuda_occupancy.h>
+
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -27,6 +31,54 @@ using namespace moss::runtime::test;
 namespace config = moss::config;
 
 namespace {
+
+TEST(OccupancyModelCpu, MatchesTheToolkitsCalculatorForAnH200) {
+  // An H200 as cudaGetDeviceProperties reports it (sm_90, 132 SMs).
+  cudaOccDeviceProp h200;
+  h200.computeMajor = 9;
+  h200.computeMinor = 0;
+  h200.maxThreadsPerBlock = 1024;
+  h200.maxThreadsPerMultiprocessor = 2048;
+  h200.regsPerBlock = 65536;
+  h200.regsPerMultiprocessor = 65536;
+  h200.warpSize = 32;
+  h200.sharedMemPerBlock = 49152;
+  h200.sharedMemPerMultiprocessor = 233472;
+  h200.numSms = 132;
+  h200.sharedMemPerBlockOptin = 232448;
+  h200.reservedSharedMemPerBlock = 1024;
+  cudaOccDeviceState state; // default carveout, as the runtime leaves it
+  int compared = 0;
+  std::set<int> seen;
+  for (int registers = 16; registers <= 255; registers += 7)
+    for (int threads = 32; threads <= 1024; threads += 96)
+      for (int shared :
+           {0, 1, 16384, 40960, 77841, 115712, 115713, 188432, 232448}) {
+        // A function with `registers` and the opt-in to `shared` dynamic
+        // bytes (the runtime sets the attribute to the launch's size).
+        cudaOccFuncAttributes function;
+        function.maxThreadsPerBlock = 1024;
+        function.numRegs = registers;
+        function.sharedSizeBytes = 0;
+        function.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;
+        function.maxDynamicSharedSizeBytes = size_t(shared);
+        cudaOccResult result;
+        ASSERT_EQ(
+            cudaOccMaxActiveBlocksPerMultiprocessor(
+                &result, &h200, &function, &state, threads, size_t(shared)),
+            CUDA_OCC_SUCCESS);
+        EXPECT_EQ(result.activeBlocksPerMultiprocessor,
+                  config::residentCtasPerSm(registers, threads, shared))
+            << registers << " registers, " << threads << " threads, " << shared
+            << " bytes";
+        seen.insert(result.activeBlocksPerMultiprocessor);
+        ++compared;
+      }
+  EXPECT_GT(compared, 3000);
+  // The space reaches every limit: nothing fits, one, a few, the 32 slots.
+  EXPECT_TRUE(seen.count(0) && seen.count(1) && seen.count(3) &&
+              seen.count(32));
+}
 
 /// A cubin loaded as a CUDA library; its kernels are cudaKernel_t handles
 /// that the runtime API's function queries accept.
