@@ -7,12 +7,11 @@
 // warps), shared memory (static + dynamic + the 1 KiB the system reserves
 // per CTA, in units of 128 bytes), warps and CTA slots; and how many waves
 // a grid then takes (clusters aside: a cluster's CTAs must also share a
-// GPC, which the model does not count). moss-bench prints both beside
-// every timing:
-// a grid one CTA past a wave runs a second one (e.g. a split attention
-// launch of 384 CTAs at 2 an SM: 264 at once). The GPU test
-// OccupancyModel.MatchesTheDriver checks the model against the driver for
-// every generated kernel.
+// GPC, which the model does not count). moss-bench and moss-tune print both
+// beside every timing: a grid one CTA past a wave runs a second one (e.g. a
+// split attention launch of 384 CTAs at 2 an SM: 264 at once). Tests:
+// OccupancyModelCpu (against the toolkit's cuda_occupancy.h, no GPU) and
+// OccupancyModel (against the driver, for every generated kernel).
 //
 //===----------------------------------------------------------------------===//
 
