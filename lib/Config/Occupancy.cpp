@@ -16,15 +16,19 @@ int64_t roundUp(int64_t value, int64_t unit) {
   return (value + unit - 1) / unit * unit;
 }
 
-} // namespace
+/// CTAs an SM holds by each limit; all 0 when one does not fit at all.
+struct Bounds {
+  int64_t registers = 0, shared = 0, warps = 0, slots = 0;
+  int64_t least() const { return std::min({registers, shared, warps, slots}); }
+};
 
-int64_t residentCtasPerSm(int64_t registersPerThread, int64_t threads,
-                          int64_t sharedBytesPerCta, const SmLimits &limits) {
+Bounds boundsOf(int64_t registersPerThread, int64_t threads,
+                int64_t sharedBytesPerCta, const SmLimits &limits) {
   // Out-of-range sizes first: what follows multiplies them.
   if (registersPerThread <= 0 || threads <= 0 || sharedBytesPerCta < 0 ||
       registersPerThread > limits.registersPerThread ||
       threads > limits.threads || sharedBytesPerCta > limits.sharedBytes)
-    return 0;
+    return {};
   const int64_t warps = (threads + 31) / 32;
   const int64_t warpRegisters =
       roundUp(registersPerThread * 32, limits.registerUnit);
@@ -32,16 +36,41 @@ int64_t residentCtasPerSm(int64_t registersPerThread, int64_t threads,
   // got the same number.
   if (warpRegisters * roundUp(warps, limits.subPartitions) >
       limits.registersPerCta)
-    return 0;
-  const int64_t warpsBySubPartitions = limits.registers / limits.subPartitions /
-                                       warpRegisters * limits.subPartitions;
-  const int64_t byRegisters = warpsBySubPartitions / warps;
-  const int64_t ctaShared = roundUp(
-      sharedBytesPerCta + limits.reservedSharedBytesPerCta, limits.sharedUnit);
-  const int64_t byShared = limits.sharedBytes / ctaShared;
-  const int64_t byWarps = limits.threads / 32 / warps;
+    return {};
+  Bounds bounds;
+  bounds.registers = limits.registers / limits.subPartitions / warpRegisters *
+                     limits.subPartitions / warps;
+  bounds.shared = limits.sharedBytes /
+                  roundUp(sharedBytesPerCta + limits.reservedSharedBytesPerCta,
+                          limits.sharedUnit);
+  bounds.warps = limits.threads / 32 / warps;
+  bounds.slots = limits.ctas;
+  return bounds;
+}
+
+} // namespace
+
+int64_t residentCtasPerSm(int64_t registersPerThread, int64_t threads,
+                          int64_t sharedBytesPerCta, const SmLimits &limits) {
   return std::max<int64_t>(
-      0, std::min({byRegisters, byShared, byWarps, limits.ctas}));
+      0,
+      boundsOf(registersPerThread, threads, sharedBytesPerCta, limits).least());
+}
+
+const char *occupancyLimit(int64_t registersPerThread, int64_t threads,
+                           int64_t sharedBytesPerCta, const SmLimits &limits) {
+  const Bounds b =
+      boundsOf(registersPerThread, threads, sharedBytesPerCta, limits);
+  const int64_t least = b.least();
+  if (least <= 0)
+    return "does not fit";
+  if (b.registers == least)
+    return "registers";
+  if (b.shared == least)
+    return "shared memory";
+  if (b.warps == least)
+    return "warps";
+  return "CTA slots";
 }
 
 int64_t launchWaves(int64_t ctas, int64_t ctasPerSm, int64_t sms) {

@@ -105,12 +105,9 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
           ": " + err);
     const config::GemmKernelRecord &record = kernel.record;
     const config::KernelFunctionRecord &main = record.functions.front();
-    log << llvm::formatv("[{0}/{1}] {2}: keys {3}; {4} threads, {5} regs, {6} "
-                         "B dynamic smem, 0 B spill -> {7}\n",
-                         i + 1, groups.size() + 1, record.name,
-                         llvm::join(group.keys, " "), main.block[0],
-                         main.resources.registers, main.dynamicSharedBytes,
-                         record.cubin);
+    log << llvm::formatv("[{0}/{1}] {2}: {3} -> {4}\n", i + 1,
+                         groups.size() + 1, record.name,
+                         describeGemmKernel(group, main), record.cubin);
     moves.push_back(
         {kernel.stagedCubin, joinPath(options.outDir, record.cubin)});
     moves.push_back({kernel.stagedPtx, joinPath(options.outDir, record.ptx)});

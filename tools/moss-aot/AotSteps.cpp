@@ -6,12 +6,15 @@
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/FileUtil.h"
 #include "moss/Config/Manifest.h"
+#include "moss/Config/Occupancy.h"
 #include "moss/Config/Sha256.h"
 #include "moss/InitMoss.h"
 #include "moss/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
@@ -96,6 +99,19 @@ std::string aot::joinPath(llvm::StringRef dir, llvm::StringRef name) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, name);
   return std::string(path);
+}
+
+std::string aot::describeGemmKernel(const KernelGroup &group,
+                                    const config::KernelFunctionRecord &main) {
+  const int64_t threads = main.block[0], registers = main.resources.registers;
+  const int64_t shared = main.resources.sharedBytes + main.dynamicSharedBytes;
+  const int64_t ctas = config::residentCtasPerSm(registers, threads, shared);
+  return llvm::formatv("keys {0}; {1} threads, {2} regs, {3} B dynamic smem, "
+                       "0 B spill, {4} CTA{5} an SM ({6})",
+                       llvm::join(group.keys, " "), threads, registers,
+                       main.dynamicSharedBytes, ctas, ctas == 1 ? "" : "s",
+                       config::occupancyLimit(registers, threads, shared))
+      .str();
 }
 
 bool aot::moveInto(const std::string &from, const std::string &to,

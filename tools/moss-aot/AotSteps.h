@@ -84,6 +84,12 @@ config::Manifest newManifest(const BuildEnv &env,
 
 std::string joinPath(llvm::StringRef dir, llvm::StringRef name);
 
+/// "keys K...; T threads, R regs, S B dynamic smem, 0 B spill, C CTAs an SM
+/// (limit)": a built GEMM kernel's line in the build log (occupancy by
+/// Config/Occupancy.h for an sm_90 SM).
+std::string describeGemmKernel(const KernelGroup &group,
+                               const config::KernelFunctionRecord &main);
+
 /// Renames `from` to `to` (one file system).
 bool moveInto(const std::string &from, const std::string &to, std::string &err);
 

@@ -138,11 +138,8 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
       continue;
     }
     const config::KernelFunctionRecord &main = kernel.record.functions[0];
-    log << llvm::formatv("[{0}/{1}] {2}: keys {3}; {4} threads, {5} regs, {6} "
-                         "B dynamic smem, 0 B spill\n",
-                         i + 1, groups.size(), name,
-                         llvm::join(group.keys, " "), main.block[0],
-                         main.resources.registers, main.dynamicSharedBytes);
+    log << llvm::formatv("[{0}/{1}] {2}: {3}\n", i + 1, groups.size(), name,
+                         describeGemmKernel(group, main));
     built.push_back(std::move(kernel));
   }
 

@@ -61,6 +61,18 @@ TEST(OccupancyTest, CtasThatCannotRunGiveZero) {
   EXPECT_EQ(residentCtasPerSm(32, 2049, 0), 0);
 }
 
+TEST(OccupancyTest, LimitNamesTheBindingResource) {
+  EXPECT_STREQ(occupancyLimit(228, 128, 87552), "registers");
+  EXPECT_STREQ(occupancyLimit(56, 256, 122880), "shared memory");
+  EXPECT_STREQ(occupancyLimit(16, 1024, 0), "warps"); // registers allow 4
+  EXPECT_STREQ(occupancyLimit(16, 32, 0), "CTA slots");
+  EXPECT_STREQ(occupancyLimit(255, 288, 0), "does not fit");
+  EXPECT_STREQ(occupancyLimit(32, 128, 232449), "does not fit");
+  // 164 registers and 74240 bytes bind at 3 both: registers come first.
+  EXPECT_EQ(residentCtasPerSm(164, 128, 74240), 3);
+  EXPECT_STREQ(occupancyLimit(164, 128, 74240), "registers");
+}
+
 TEST(OccupancyTest, Waves) {
   EXPECT_EQ(launchWaves(192, 2, 132), 1);
   EXPECT_EQ(launchWaves(264, 2, 132), 1);

@@ -51,6 +51,13 @@ int64_t residentCtasPerSm(int64_t registersPerThread, int64_t threads,
                           int64_t sharedBytesPerCta,
                           const SmLimits &limits = SmLimits());
 
+/// The limit that residentCtasPerSm's count comes from: "registers",
+/// "shared memory", "warps", "CTA slots" (the first of those tied), or
+/// "does not fit".
+const char *occupancyLimit(int64_t registersPerThread, int64_t threads,
+                           int64_t sharedBytesPerCta,
+                           const SmLimits &limits = SmLimits());
+
 /// ceil(ctas / (ctasPerSm * sms)): 0 when nothing fits.
 int64_t launchWaves(int64_t ctas, int64_t ctasPerSm, int64_t sms);
 
