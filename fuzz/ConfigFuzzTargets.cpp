@@ -172,6 +172,10 @@ void checkOccupancy(int64_t registers, int64_t threads, int64_t shared,
   const SmLimits sm;
   const int64_t count = residentCtasPerSm(registers, threads, shared);
   MOSS_FUZZ_CHECK(count >= 0 && count <= sm.ctas, std::to_string(count));
+  MOSS_FUZZ_CHECK((count > 0) ==
+                      (std::string_view(occupancyLimit(
+                           registers, threads, shared)) != "does not fit"),
+                  "the limit's name and the count disagree");
   // (Sizes below 1 register or 0 bytes are invalid: nothing fits.)
   if (registers >= 1 && registers < INT64_MAX)
     MOSS_FUZZ_CHECK(residentCtasPerSm(registers + 1, threads, shared) <= count,
