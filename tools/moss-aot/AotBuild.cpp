@@ -107,7 +107,8 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     const config::KernelFunctionRecord &main = record.functions.front();
     log << llvm::formatv("[{0}/{1}] {2}: {3} -> {4}\n", i + 1,
                          groups.size() + 1, record.name,
-                         describeGemmKernel(group, main), record.cubin);
+                         describeGemmKernel(group, main), record.cubin)
+        << waveNotes(record);
     moves.push_back(
         {kernel.stagedCubin, joinPath(options.outDir, record.cubin)});
     moves.push_back({kernel.stagedPtx, joinPath(options.outDir, record.ptx)});

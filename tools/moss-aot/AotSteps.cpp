@@ -8,6 +8,7 @@
 #include "moss/Config/Manifest.h"
 #include "moss/Config/Occupancy.h"
 #include "moss/Config/Sha256.h"
+#include "moss/Config/Whitelist.h"
 #include "moss/InitMoss.h"
 #include "moss/Version.h"
 
@@ -99,6 +100,25 @@ std::string aot::joinPath(llvm::StringRef dir, llvm::StringRef name) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, name);
   return std::string(path);
+}
+
+std::string aot::waveNotes(const config::GemmKernelRecord &record) {
+  constexpr int64_t kSms = 132; // H100 SXM and H200
+  std::string notes;
+  for (const std::string &key : record.keys) {
+    config::GemmKey parsed;
+    std::string err;
+    if (!config::parseGemmKey(key, parsed, err))
+      continue;
+    const config::LaunchOccupancy o =
+        config::gemmLaunchOccupancy(record, parsed.m, kSms);
+    if (o.waves > 1)
+      notes += llvm::formatv("  note: key {0}: {1} CTAs, {2} an SM: {3} waves "
+                             "on {4} SMs (H100 SXM, H200)\n",
+                             key, o.ctas, o.ctasPerSm, o.waves, kSms)
+                   .str();
+  }
+  return notes;
 }
 
 std::string aot::describeGemmKernel(const KernelGroup &group,

@@ -90,6 +90,11 @@ std::string joinPath(llvm::StringRef dir, llvm::StringRef name);
 std::string describeGemmKernel(const KernelGroup &group,
                                const config::KernelFunctionRecord &main);
 
+/// One "note: ..." line for each key of `record` whose grid takes more than
+/// one wave on an H100 SXM / H200 (132 SMs): a tile one CTA past a wave
+/// runs a second one.
+std::string waveNotes(const config::GemmKernelRecord &record);
+
 /// Renames `from` to `to` (one file system).
 bool moveInto(const std::string &from, const std::string &to, std::string &err);
 
