@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -87,26 +86,12 @@ __global__ void readByCpAsync(const int4 *data, long long vectors,
 __global__ void emptyKernel() {}
 
 struct Options {
-  std::vector<long long> bytes = {3072LL * 768 * 2, 5120LL * 1280 * 2};
-  std::vector<long long> ctas = {16, 32, 48, 64, 80, 96, 132, 264};
+  std::vector<int64_t> bytes = {3072LL * 768 * 2, 5120LL * 1280 * 2};
+  std::vector<int64_t> ctas = {16, 32, 48, 64, 80, 96, 132, 264};
   int threads = 256;
   std::string jsonPath;
   TimingProtocol protocol;
 };
-
-bool parseList(const char *text, std::vector<long long> &out) {
-  out.clear();
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char *end = nullptr;
-    long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end || v < 1 || v > (1LL << 34))
-      return false;
-    out.push_back(v);
-  }
-  return !out.empty();
-}
 
 bool parseArgs(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
@@ -114,9 +99,9 @@ bool parseArgs(int argc, char **argv, Options &o) {
     const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
     bool ok = value != nullptr;
     if (arg == "--bytes" && ok)
-      ok = parseList(argv[++i], o.bytes);
+      ok = moss::bench::parseSizeList(argv[++i], int64_t(1) << 34, o.bytes);
     else if (arg == "--ctas" && ok)
-      ok = parseList(argv[++i], o.ctas);
+      ok = moss::bench::parseSizeList(argv[++i], 65535 * 32, o.ctas);
     else if (arg == "--threads" && ok)
       o.threads = std::atoi(argv[++i]);
     else if (arg == "--json" && ok)
@@ -179,7 +164,7 @@ int main(int argc, char **argv) {
               "hot us", "TB/s", "cold us", "TB/s");
 
   std::vector<Row> rows;
-  for (long long bytes : o.bytes) {
+  for (int64_t bytes : o.bytes) {
     const long long vectors = bytes / 16;
     // Cold: enough copies that the rotation overflows the L2 twice.
     const long long copies =
@@ -196,7 +181,7 @@ int main(int argc, char **argv) {
           cold ? (graph * o.protocol.callsPerGraph + call) % copies : 0;
       return base + index * vectors;
     };
-    for (long long ctas : o.ctas) {
+    for (int64_t ctas : o.ctas) {
       const long long slice = (vectors + ctas - 1) / ctas * 16;
       const int buffer = int(std::min(maxBuffer, std::max(slice, 16LL)));
       for (const char *mode : {"cp.async", "ld.cg"}) {
@@ -224,8 +209,9 @@ int main(int argc, char **argv) {
         auto rate = [&](double t) {
           return t > emptyUs ? double(bytes) / ((t - emptyUs) * 1e6) : 0.0;
         };
-        std::printf("%10lld %5lld %-9s | %8.2f %8.2f | %8.2f %8.2f\n", bytes,
-                    ctas, mode, us[0], rate(us[0]), us[1], rate(us[1]));
+        std::printf("%10lld %5lld %-9s | %8.2f %8.2f | %8.2f %8.2f\n",
+                    (long long)bytes, ctas, mode, us[0], rate(us[0]), us[1],
+                    rate(us[1]));
         std::fflush(stdout);
         rows.push_back({bytes, ctas, mode, us[0], us[1]});
       }

@@ -3,13 +3,31 @@
 #include "BenchSupport.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <thread>
 
 namespace moss::bench {
+
+bool parseSizeList(const std::string &text, int64_t maxValue,
+                   std::vector<int64_t> &out) {
+  out.clear();
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char *end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end || errno == ERANGE || v < 1 || v > maxValue)
+      return false;
+    out.push_back(v);
+  }
+  return !out.empty();
+}
 
 moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const std::string &whitelist,

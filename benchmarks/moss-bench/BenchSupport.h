@@ -41,6 +41,11 @@ moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const char *name, const char *value,
                                    moss_runtime_t *out);
 
+/// "a,b,c" of decimal sizes in [1, maxValue] into `out`; false (out
+/// unspecified) on an empty list, an empty item or anything else.
+bool parseSizeList(const std::string &text, int64_t maxValue,
+                   std::vector<int64_t> &out);
+
 /// `text` as a JSON string literal (quotes, backslashes and control
 /// characters escaped).
 std::string jsonString(const std::string &text);

@@ -106,17 +106,7 @@ void usage() {
 }
 
 bool parseList(const std::string &text, std::vector<int64_t> &out) {
-  out.clear();
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char *end = nullptr;
-    long long v = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end || v < 1 || v > (1 << 20))
-      return false;
-    out.push_back(v);
-  }
-  return !out.empty();
+  return parseSizeList(text, 1 << 20, out);
 }
 
 /// "H:S:T:B,H:S:T:B" -> cases; each size in [1, 2^20].
