@@ -48,6 +48,18 @@ Bounds boundsOf(int64_t registersPerThread, int64_t threads,
   return bounds;
 }
 
+LaunchOccupancy occupancyOf(const KernelFunctionRecord &function,
+                            int64_t threads, int64_t dynamicSharedBytes,
+                            int64_t ctas, int64_t sms, const SmLimits &limits) {
+  LaunchOccupancy out;
+  out.ctas = ctas;
+  out.ctasPerSm = residentCtasPerSm(
+      function.resources.registers, threads,
+      function.resources.sharedBytes + dynamicSharedBytes, limits);
+  out.waves = launchWaves(ctas, out.ctasPerSm, sms);
+  return out;
+}
+
 } // namespace
 
 int64_t residentCtasPerSm(int64_t registersPerThread, int64_t threads,
@@ -81,22 +93,6 @@ int64_t launchWaves(int64_t ctas, int64_t ctasPerSm, int64_t sms) {
   const int64_t perWave = ctasPerSm * sms;
   return ctas / perWave + (ctas % perWave != 0);
 }
-
-namespace {
-
-LaunchOccupancy occupancyOf(const KernelFunctionRecord &function,
-                            int64_t threads, int64_t dynamicSharedBytes,
-                            int64_t ctas, int64_t sms, const SmLimits &limits) {
-  LaunchOccupancy out;
-  out.ctas = ctas;
-  out.ctasPerSm = residentCtasPerSm(
-      function.resources.registers, threads,
-      function.resources.sharedBytes + dynamicSharedBytes, limits);
-  out.waves = launchWaves(ctas, out.ctasPerSm, sms);
-  return out;
-}
-
-} // namespace
 
 LaunchOccupancy attentionLaunchOccupancy(const AttentionKernelRecord &kernel,
                                          const AttentionLaunch &launch,
