@@ -67,16 +67,6 @@ struct Result {
   moss::config::LaunchOccupancy occupancy;
 };
 
-/// The manifest's kernel serving key "m,n,k,mode", or null.
-const moss::config::GemmKernelRecord *
-kernelServing(const moss::config::Manifest &manifest, const std::string &key) {
-  for (const auto &kernel : manifest.gemmKernels)
-    if (std::find(kernel.keys.begin(), kernel.keys.end(), key) !=
-        kernel.keys.end())
-      return &kernel;
-  return nullptr;
-}
-
 /// moss_runtime_create with MOSS_CODEC_GEMM_PDL set to `pdl` (restored).
 moss_status_t createRuntime(const Options &o, const char *pdl,
                             moss_runtime_t *out) {
@@ -308,7 +298,8 @@ int main(int argc, char **argv) {
     std::snprintf(key, sizeof(key), "%lld,%lld,%lld,%d", (long long)c.m,
                   (long long)c.n, (long long)c.k, c.mode);
     if (const auto *kernel =
-            r.selected ? kernelServing(manifest, key) : nullptr)
+            r.selected ? moss::config::gemmKernelServing(manifest, key)
+                       : nullptr)
       r.occupancy = moss::config::gemmLaunchOccupancy(
           *kernel, c.m, prop.multiProcessorCount, limits);
     std::printf(

@@ -255,10 +255,10 @@ int main(int argc, char **argv) {
                              ignored);
         round = manifests.emplace(cand.round, std::move(manifest)).first;
       }
-      for (const config::GemmKernelRecord &kernel : round->second.gemmKernels)
-        if (std::count(kernel.keys.begin(), kernel.keys.end(), key.keyText))
-          cand.occupancy = config::gemmLaunchOccupancy(
-              kernel, key.key.m, prop.multiProcessorCount, limits);
+      if (const config::GemmKernelRecord *kernel =
+              config::gemmKernelServing(round->second, key.keyText))
+        cand.occupancy = config::gemmLaunchOccupancy(
+            *kernel, key.key.m, prop.multiProcessorCount, limits);
     }
 
   cudaStream_t stream = nullptr;

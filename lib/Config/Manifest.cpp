@@ -32,6 +32,15 @@ bool isPlainFileName(std::string_view name) {
   return true;
 }
 
+const GemmKernelRecord *gemmKernelServing(const Manifest &manifest,
+                                          std::string_view key) {
+  for (const GemmKernelRecord &kernel : manifest.gemmKernels)
+    for (const std::string &served : kernel.keys)
+      if (served == key)
+        return &kernel;
+  return nullptr;
+}
+
 std::string computeCacheKey(std::string_view whitelistBytes,
                             std::string_view mossVersion, std::string_view chip,
                             std::string_view pipeline) {

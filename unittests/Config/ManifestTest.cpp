@@ -100,6 +100,16 @@ void expectSameFunction(const KernelFunctionRecord &a,
   EXPECT_EQ(a.resources.spillLoadBytes, b.resources.spillLoadBytes);
 }
 
+TEST(ManifestTest, GemmKernelServingFindsTheKeysKernel) {
+  Manifest manifest = makeManifest();
+  EXPECT_EQ(gemmKernelServing(manifest, "4,3072,768,1"),
+            &manifest.gemmKernels[0]);
+  EXPECT_EQ(gemmKernelServing(manifest, "8,768,3072,2"),
+            &manifest.gemmKernels[1]);
+  EXPECT_EQ(gemmKernelServing(manifest, "8,3072,768,1"), nullptr);
+  EXPECT_EQ(gemmKernelServing(manifest, "4,3072,768"), nullptr);
+}
+
 TEST(ManifestTest, RoundTripThroughDirectory) {
   unittest::ScratchDir dir;
   Manifest written = makeManifest();

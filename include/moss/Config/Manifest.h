@@ -124,6 +124,11 @@ std::string computeCacheKey(std::string_view whitelistBytes,
 /// True for a non-empty name without '/', '\\', NUL or "..", other than ".".
 bool isPlainFileName(std::string_view name);
 
+/// The GEMM kernel of `manifest` whose keys include `key` ("M,N,K,mode"),
+/// or null.
+const GemmKernelRecord *gemmKernelServing(const Manifest &manifest,
+                                          std::string_view key);
+
 } // namespace moss::config
 
 #endif // MOSS_CONFIG_MANIFEST_H
