@@ -56,9 +56,10 @@ struct Case {
 
 struct Row {
   Case c;
-  int64_t splits = 0;
-  int64_t kvGroups = 0;
+  /// The launch the runtime makes; unset where the rule refuses the case.
   std::optional<config::AttentionLaunch> launch;
+  int64_t splits() const { return launch ? launch->splits : 0; }
+  int64_t kvGroups() const { return launch ? launch->kvGroups : 0; }
   /// CTAs, CTAs an SM holds and waves of that launch (Occupancy.h).
   config::LaunchOccupancy occupancy;
   /// bthdPdl: bthd with MOSS_ATTENTION_PDL=1 (each call of the graph may
@@ -127,11 +128,8 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
   if (config::deriveAttentionLaunch(
           c.B, c.H, c.T, c.S, forced("MOSS_ATTENTION_SPLITS", 0),
           forced("MOSS_ATTENTION_KV_GROUPS", 0), launch, err,
-          forced("MOSS_ATTENTION_COPY_WARPS", -1))) {
-    row.splits = launch.splits;
-    row.kvGroups = launch.kvGroups;
+          forced("MOSS_ATTENTION_COPY_WARPS", -1)))
     row.launch = launch;
-  }
 
   HostCase host(c, rng);
   size_t outElems = size_t(c.B * c.T * c.H * D);
@@ -290,7 +288,8 @@ int runAttentionBench(const AttentionBenchOptions &o) {
         "%4lld %4lld %4lld %3lld | %6s %11s | %8s %8s %8s %8s %10s | %8s | "
         "%-8s %-8s%s\n",
         (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
-        (std::to_string(r.splits) + "x" + std::to_string(r.kvGroups)).c_str(),
+        (std::to_string(r.splits()) + "x" + std::to_string(r.kvGroups()))
+            .c_str(),
         config::occupancyText(r.occupancy).c_str(),
         formatMeasured(r.bthd).c_str(), formatMeasured(r.bthdPdl).c_str(),
         formatMeasured(r.bthdCp).c_str(), formatMeasured(r.bhtd).c_str(),
@@ -347,8 +346,8 @@ int runAttentionBench(const AttentionBenchOptions &o) {
           ", \"S\": " + std::to_string(r.c.S) +
           ", \"T\": " + std::to_string(r.c.T) +
           ", \"B\": " + std::to_string(r.c.B) +
-          ", \"splits\": " + std::to_string(r.splits) +
-          ", \"kv_groups\": " + std::to_string(r.kvGroups) + ", " +
+          ", \"splits\": " + std::to_string(r.splits()) +
+          ", \"kv_groups\": " + std::to_string(r.kvGroups()) + ", " +
           moss::config::occupancyJsonFields(r.occupancy) +
           ", \"bthd_us\": " + jsonNumber(r.bthd) +
           ", \"bthd_pdl_us\": " + jsonNumber(r.bthdPdl) +
