@@ -230,6 +230,13 @@ void fuzzLaunchRules(const uint8_t *data, size_t size) {
   std::string err;
   if (deriveGemmLaunch(n, k, tile, gemm, err)) {
     MOSS_FUZZ_CHECK(gemm.threads >= 32 && gemm.threads <= 1024, "threads");
+    MOSS_FUZZ_CHECK(gemm.warps <= kGemmMaxWarps &&
+                        gemm.threads == 32 * gemm.warps,
+                    "warps");
+    // Every warp owns 16 W rows of the tile (64 a warpgroup with W as A).
+    MOSS_FUZZ_CHECK(gemm.warpsN * 16 == tile.bn ||
+                        (gemm.wgmma && tile.bm == 64),
+                    "warps_n");
     MOSS_FUZZ_CHECK(gemm.gridX >= 1 && gemm.gridX * tile.bn == n, "gridX");
     MOSS_FUZZ_CHECK(gemm.gridZ == tile.split && gemm.kPerCta * tile.split == k,
                     "split");
