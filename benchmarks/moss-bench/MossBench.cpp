@@ -27,7 +27,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>

@@ -1,10 +1,9 @@
 #!/bin/bash
-# Device call 2: the stage ablation (GEMM and attention, one
-# round each unless ROUNDS is set) and the L2/HBM probe, then issue 6's
-# target tables from moss-bench runs of the tuned programmatic whitelist and
-# the attention cases. Carry: .devdeps/prefix, kernels_generated, .cand/ablate,
-# .cand/k/tuned-pdl. Reuses the runtime build of call 1 when the machine is
-# still warm.
+# Device call 2: the L2/HBM probe and the stage ablation (GEMM and
+# attention, one round each unless ROUNDS is set), then the attention
+# benchmark and issue 6's attention targets. Carry: .devdeps/prefix,
+# kernels_generated, .cand/ablate. Reuses the runtime build of call 1 when
+# the machine is still warm.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 source benchmarks/device_common.sh
@@ -17,10 +16,7 @@ echo "built $(( $(date +%s) - t0 ))s"
 ROUNDS=${ROUNDS:-1} OUT=$R/ablation timeout 330 benchmarks/ablation/run.sh "${FAMILIES:-l2 gemm attn}" 2>&1 \
   | grep -E "round|rc=|^\|" | head -80
 echo "ablation $(( $(date +%s) - t0 ))s"
-left=$(( 580 - ($(date +%s) - t0) ))
-if (( left > 60 )); then
-  timeout $(( left / 2 )) $MOSS_BENCH --kernels-dir "$MOSS_ROOT/kernels_generated" --attention \
-    --json "$R/attention-bench.json" >"$R/attention-bench.txt" 2>&1
-  echo "attention bench rc=$? $(( $(date +%s) - t0 ))s"
+if (( $(date +%s) - t0 < 360 )); then
+  moss_device_attention_bench "$R"
   python3 benchmarks/targets.py "$R/attention-bench.json" >"$R/targets-attention.md" && tail -1 "$R/targets-attention.md"
 fi
