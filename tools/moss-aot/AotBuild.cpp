@@ -3,7 +3,8 @@
 // Kernels are compiled into a staging folder beside the output, moved into
 // place under content-addressed names, and only then is manifest.json
 // replaced (atomically). An interrupted build leaves the previous manifest
-// and every file it names untouched.
+// and every file it names untouched. --check compares a folder with the
+// build it would make, file by file, and writes nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "AotBuild.h"
@@ -21,35 +22,88 @@
 #include "llvm/Support/Path.h"
 
 #include <set>
+#include <vector>
 
 using namespace moss;
 using namespace moss::aot;
 
 namespace {
-/// True when `dir` holds a manifest with `cacheKey` whose files all exist
-/// with the recorded sha256.
-bool isUpToDate(const std::string &dir, const std::string &cacheKey) {
+/// The inputs of `old`'s cache key that differ from `want`'s, as a phrase.
+std::string changedInputs(const config::Manifest &old,
+                          const config::Manifest &want) {
+  std::vector<std::string> changed;
+  if (old.whitelistSha256 != want.whitelistSha256)
+    changed.push_back("whitelist sha256 " + old.whitelistSha256.substr(0, 16) +
+                      " -> " + want.whitelistSha256.substr(0, 16));
+  if (old.mossVersion != want.mossVersion)
+    changed.push_back("moss version " + old.mossVersion + " -> " +
+                      want.mossVersion);
+  if (old.chip != want.chip)
+    changed.push_back("chip " + old.chip + " -> " + want.chip);
+  // The pipeline ends in moss-aot's own digest: a rebuilt compiler lands here.
+  if (old.pipeline != want.pipeline)
+    changed.push_back("pipeline (another moss-aot, or other ptxas options)");
+  if (changed.empty())
+    return "manifest.json's cache_key does not match its own fields";
+  return "manifest.json was built from other inputs: " +
+         llvm::join(changed, ", ");
+}
+
+/// Whether the kernel file `name` of `dir` exists and, when `sha256` is not
+/// empty, holds those bytes; else why not, in `why`.
+bool kernelFileMatches(const std::string &dir, const std::string &kernel,
+                       const std::string &name, const std::string &sha256,
+                       std::string &why) {
+  std::string path = joinPath(dir, name);
+  if (!llvm::sys::fs::exists(path)) {
+    why = "kernel " + kernel + ": " + name + " is missing";
+    return false;
+  }
+  if (sha256.empty())
+    return true;
+  std::string actual, err;
+  if (!config::sha256File(path, actual, err)) {
+    why = "kernel " + kernel + ": " + err;
+    return false;
+  }
+  if (actual != sha256) {
+    why = "kernel " + kernel + ": " + name + " has sha256 " +
+          actual.substr(0, 16) + ", the manifest records " +
+          sha256.substr(0, 16);
+    return false;
+  }
+  return true;
+}
+
+/// Why `dir` is not an up-to-date build of `want`, or "" when it is: a
+/// missing or unreadable manifest, another cache key, or a kernel file that
+/// is missing or not the bytes the manifest records.
+std::string staleReason(const std::string &dir, const config::Manifest &want) {
+  if (!llvm::sys::fs::is_directory(dir))
+    return "no such folder";
+  if (!llvm::sys::fs::exists(joinPath(dir, "manifest.json")))
+    return "no manifest.json";
   config::Manifest old;
   std::string err;
-  if (!config::readManifest(dir, old, err) || old.cacheKey != cacheKey)
-    return false;
-  for (const config::GemmKernelRecord &k : old.gemmKernels) {
-    std::string sha;
-    if (!config::sha256File(joinPath(dir, k.cubin), sha, err) ||
-        sha != k.cubinSha256 || !llvm::sys::fs::exists(joinPath(dir, k.ptx)))
-      return false;
-  }
+  if (!config::readManifest(dir, old, err))
+    return err;
+  if (old.cacheKey != want.cacheKey)
+    return changedInputs(old, want);
   // Every build has the attention kernel; a manifest from before it had not.
   if (old.attentionKernels.size() != 1 ||
       old.attentionKernels[0].name != config::kAttentionKernelName)
-    return false;
-  for (const config::AttentionKernelRecord &k : old.attentionKernels) {
-    std::string sha;
-    if (!config::sha256File(joinPath(dir, k.cubin), sha, err) ||
-        sha != k.cubinSha256 || !llvm::sys::fs::exists(joinPath(dir, k.ptx)))
-      return false;
-  }
-  return true;
+    return std::string("the manifest lacks the ") +
+           config::kAttentionKernelName + " kernel";
+  std::string why;
+  for (const config::GemmKernelRecord &k : old.gemmKernels)
+    if (!kernelFileMatches(dir, k.name, k.cubin, k.cubinSha256, why) ||
+        !kernelFileMatches(dir, k.name, k.ptx, "", why))
+      return why;
+  for (const config::AttentionKernelRecord &k : old.attentionKernels)
+    if (!kernelFileMatches(dir, k.name, k.cubin, k.cubinSha256, why) ||
+        !kernelFileMatches(dir, k.name, k.ptx, "", why))
+      return why;
+  return "";
 }
 
 /// Deletes kernel files of earlier builds that `manifest` no longer names.
@@ -82,12 +136,17 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
   config::Manifest manifest = newManifest(env, whitelist.bytes());
 
   std::vector<KernelGroup> groups = groupEntries(whitelist);
-  if (!options.force && isUpToDate(options.outDir, manifest.cacheKey)) {
+  std::string why = staleReason(options.outDir, manifest);
+  if (!options.force && why.empty()) {
     log << "moss-aot: " << options.outDir << " is up to date (" << groups.size()
         << " GEMM kernels, 1 attention kernel, cache key "
         << manifest.cacheKey.substr(0, 16) << ")\n";
     return true;
   }
+  // Say why an earlier build is replaced (a fresh folder needs no reason).
+  if (llvm::sys::fs::exists(joinPath(options.outDir, "manifest.json")) &&
+      !why.empty())
+    log << "moss-aot: rebuilding " << options.outDir << ": " << why << "\n";
 
   StagingDir staging(err);
   if (!staging.make(options.outDir))
@@ -152,4 +211,27 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
       << manifest.attentionKernels.size() << " attention kernel, cache key "
       << manifest.cacheKey.substr(0, 16) << ")\n";
   return true;
+}
+
+aot::CheckResult aot::runAotCheck(const AotOptions &options,
+                                  llvm::raw_ostream &log, std::string &err) {
+  config::Whitelist whitelist;
+  if (!config::Whitelist::load(options.whitelistPath, whitelist, err))
+    return CheckResult::Error;
+  BuildEnv env;
+  if (!prepareBuildEnv(options.chip, options.cudaPath, env, err))
+    return CheckResult::Error;
+  config::Manifest manifest = newManifest(env, whitelist.bytes());
+  std::string why = staleReason(options.outDir, manifest);
+  if (!why.empty()) {
+    err = options.outDir + " is stale for " + options.whitelistPath + ": " +
+          why + " (run moss-aot --whitelist " + options.whitelistPath +
+          " --out " + options.outDir + ")";
+    return CheckResult::Stale;
+  }
+  log << "moss-aot: " << options.outDir << " is up to date for "
+      << options.whitelistPath << " (" << groupEntries(whitelist).size()
+      << " GEMM kernels, 1 attention kernel, cache key "
+      << manifest.cacheKey.substr(0, 16) << ")\n";
+  return CheckResult::UpToDate;
 }

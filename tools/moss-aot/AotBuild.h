@@ -21,6 +21,15 @@ struct AotOptions {
 /// are complete.
 bool runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
                  std::string &err);
+
+enum class CheckResult { UpToDate, Stale, Error };
+
+/// --check: whether `options.outDir` holds the build runAotBuild would make
+/// of `options.whitelistPath` with this moss-aot (same cache key, every
+/// kernel file present with its recorded sha256). Writes nothing. Stale:
+/// `err` says what differs; Error: the whitelist or toolkit is unusable.
+CheckResult runAotCheck(const AotOptions &options, llvm::raw_ostream &log,
+                        std::string &err);
 } // namespace moss::aot
 
 #endif // MOSS_TOOLS_MOSSAOT_AOTBUILD_H

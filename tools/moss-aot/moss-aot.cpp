@@ -1,6 +1,7 @@
 //===- moss-aot.cpp - ahead-of-time build of the moss kernels -------------===//
 //
 //   moss-aot --whitelist PATH [--chip sm_90a] [--out kernels_generated]
+//   moss-aot --whitelist PATH --out DIR --check
 //   moss-aot --candidates SHAPES --out DIR [--tile-bm 8,16 ...]
 //
 // Builds a cubin (and keeps its PTX) for every whitelist entry and writes
@@ -42,6 +43,11 @@ static cl::opt<std::string>
              cl::init(MOSS_DEFAULT_CUDA_PATH), cl::cat(aotCategory));
 static cl::opt<bool> force("force", cl::desc("Rebuild even when up to date"),
                            cl::cat(aotCategory));
+static cl::opt<bool>
+    check("check",
+          cl::desc("Only check that --out is an up-to-date build of the "
+                   "whitelist; write nothing (exit 0 yes, 1 stale, 2 error)"),
+          cl::cat(aotCategory));
 static cl::opt<std::string> candidates(
     "candidates",
     cl::desc("Build the tile candidates of these \"M,N,K,mode\" keys (a file "
@@ -95,6 +101,8 @@ int main(int argc, char **argv) {
       "  moss-aot --whitelist PATH [--out kernels_generated]\n"
       "      builds a cubin for every whitelist key and the attention kernel,\n"
       "      and writes manifest.json (skipped when up to date)\n"
+      "  moss-aot --whitelist PATH --out DIR --check\n"
+      "      says whether DIR is that build, or why not; writes nothing\n"
       "  moss-aot --candidates SHAPES --out DIR [--tile-bm 8,16 ...]\n"
       "      builds every legal tile of the keys for moss-tune\n");
   // gpu-module-to-binary emits PTX through LLVM's NVPTX back end.
@@ -103,6 +111,10 @@ int main(int argc, char **argv) {
   LLVMInitializeNVPTXTargetMC();
   LLVMInitializeNVPTXAsmPrinter();
 
+  if (check && (force || candidates.getNumOccurrences())) {
+    llvm::errs() << "moss-aot: --check excludes --force and --candidates\n";
+    return 2;
+  }
   if (candidates.getNumOccurrences()) {
     if (whitelistPath.getNumOccurrences()) {
       llvm::errs() << "moss-aot: --candidates and --whitelist exclude each "
@@ -138,6 +150,18 @@ int main(int argc, char **argv) {
   options.force = force;
 
   std::string err;
+  if (check) {
+    switch (moss::aot::runAotCheck(options, llvm::outs(), err)) {
+    case moss::aot::CheckResult::UpToDate:
+      return 0;
+    case moss::aot::CheckResult::Stale:
+      llvm::errs() << "moss-aot: " << err << "\n";
+      return 1;
+    case moss::aot::CheckResult::Error:
+      llvm::errs() << "moss-aot: error: " << err << "\n";
+      return 2;
+    }
+  }
   if (!moss::aot::runAotBuild(options, llvm::outs(), err)) {
     llvm::errs() << "moss-aot: error: " << err << "\n";
     return 1;
