@@ -1,0 +1,100 @@
+//===- GemmCopies.cpp - The CTA's slab of W and x ------------------------===//
+//
+// cp.async of a CTA's K slice of W and x into shared memory, one commit
+// group per stage, in the order a programmatic launch wants (W first, then
+// griddepcontrol.wait, then x) or the plain one.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmEmitter.h"
+
+namespace moss::gemm {
+
+Value GemmEmitter::slabOffset(Value slabRow, Value kSlice, bool isX) {
+  const config::GemmLaunch &launch = shape.launch;
+  // Padded rows for mma.sync; for wgmma, W (rows [0, bn)) and x (rows
+  // [bn, bn + 64)) are separate matrices in the swizzled layout.
+  if (!launch.wgmma)
+    return add(mul(slabRow, launch.slabRowElems), kSlice);
+  if (!isX)
+    return swizzledOffset(slabRow, kSlice, spec.bn);
+  return add(swizzledOffset(add(slabRow, -spec.bn), kSlice, launch.bm8),
+             spec.bn * launch.kPerCta);
+}
+
+void GemmEmitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
+                              Value kBase, Value m, Value prefetchW) {
+  const config::GemmLaunch &launch = shape.launch;
+  const int64_t k = spec.k, stageK = launch.stageK;
+  const int64_t piecesPerRow = stageK / 8; // 16-byte pieces of a stage row
+  // W is read once: .cg (L2 only). x is read by every CTA of a row block:
+  // .ca lets CTAs that share an SM hit L1 for it. Measured on an H200
+  // (benchmarks/results/2026-12-03b-h200): .ca wins for every split == 1
+  // tile and for split-K tiles of bm <= 16; split-K tiles of bm >= 32 (a large
+  // x slice per CTA) lose with it (768x3072 M = 64: 5.20 vs 5.05 us), and so
+  // do the wgmma tiles (bm = 64), one CTA an SM: 64,3072,768,1 3.79 -> 3.38
+  // us with .cg (benchmarks/results/2026-12-03f-h200).
+  const NVVM::LoadCacheModifierKind xCache =
+      spec.bm < 64 && (spec.split == 1 || spec.bm <= 16)
+          ? NVVM::LoadCacheModifierKind::CA
+          : NVVM::LoadCacheModifierKind::CG;
+  auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
+                  Value base, NVVM::LoadCacheModifierKind cache,
+                  Value srcBytes) {
+    Value kSlice = add(kInStage, stage * stageK);
+    Value src = elementPtr(
+        base, bf16, add(mul(toI64(globalRow), k), toI64(add(kBase, kSlice))));
+    Value dst =
+        elementPtr(slab, bf16, slabOffset(slabRow, kSlice, base == arg(kX)));
+    NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16, cache, srcBytes);
+  };
+  auto copyW = [&](int64_t stage) {
+    forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {
+      Value row = divU(piece, piecesPerRow);
+      Value kInStage = mul(remU(piece, piecesPerRow), 8);
+      copy(add(nCta, row), row, kInStage, stage, arg(kW),
+           NVVM::LoadCacheModifierKind::CG, Value());
+    });
+  };
+  auto copyX = [&](int64_t stage) {
+    forEachPiece(tid, launch.bm8 * piecesPerRow, [&](Value piece) {
+      Value row = divU(piece, piecesPerRow);
+      Value kInStage = mul(remU(piece, piecesPerRow), 8);
+      Value xRow = add(mCta, row);
+      // Rows past m, and rows past bm (the next CTA's), are zero-filled:
+      // src-size 0 reads nothing, and mCta < m is a valid address.
+      Value owned = lessU(xRow, m);
+      if (spec.bm < launch.bm8)
+        owned = both(owned, lessU(row, spec.bm));
+      Value srcBytes = select(owned, constI32(16), constI32(0));
+      copy(select(owned, xRow, mCta), add(row, spec.bn), kInStage, stage,
+           arg(kX), xCache, srcBytes);
+    });
+  };
+  auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
+  auto waitForPreviousGrid = [&] {
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+  };
+  Value prefetch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         prefetchW, constI32(0));
+  auto ifOp = scf::IfOp::create(b, loc, prefetch, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    copyW(stage);
+    commit();
+  }
+  waitForPreviousGrid();
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    copyX(stage);
+    commit();
+  }
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  waitForPreviousGrid();
+  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+    copyW(stage);
+    copyX(stage);
+    commit();
+  }
+}
+
+} // namespace moss::gemm

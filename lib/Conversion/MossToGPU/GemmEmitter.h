@@ -1,0 +1,183 @@
+//===- GemmEmitter.h - Emitter of the FFN GEMM kernels ----------*- C++ -*-===//
+//
+// The IR emitter of the weight-streaming GEMM kernels (the design is
+// described at the top of GemmKernelBuilder.cpp): the kernel's parameters,
+// its tile shape and the GemmEmitter class, whose pieces live in
+// GemmCopies.cpp (cp.async of the W and x slab), GemmMma.cpp (mma.sync
+// stages), GemmWgmma.cpp (warpgroup MMA stages, the swizzled layout),
+// GemmEpilogue.cpp (partial sums, the split-K hand-over, the fused epilogue)
+// and GemmKernelBuilder.cpp (the kernel body). Private to MossToGPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOSS_LIB_CONVERSION_MOSSTOGPU_GEMMEMITTER_H
+#define MOSS_LIB_CONVERSION_MOSSTOGPU_GEMMEMITTER_H
+
+#include "KernelEmitter.h"
+#include "NvvmSync.h"
+
+#include "moss/Config/GemmLaunch.h"
+#include "moss/Conversion/MossToGPU/GemmKernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <utility>
+
+namespace moss::gemm {
+using namespace mlir;
+
+// 1/sqrt(2) for erf-GELU, as the contract writes it.
+constexpr double kInvSqrt2 = 0.70710678118654752;
+
+/// Kernel parameters, in the order of docs/kernel-abi.md.
+enum KernelArg { kX, kW, kScale, kResidual, kOut, kM, kPrefetchW, kNumArgs };
+
+/// Tile shape plus derived quantities used while emitting one kernel.
+struct GemmShape {
+  GemmKernelSpec spec;
+  config::GemmLaunch launch;
+  int64_t mTiles = 0;         ///< m8 tiles per warp: bm8 / 8.
+  int64_t chunksPerStage = 0; ///< 32-wide k chunks per stage.
+  int64_t colGroups = 0;      ///< bn / 8: 8-column groups per tile row.
+  int64_t epilogueItems = 0;  ///< bm8 * bn / 8 (row, 8-column) groups.
+};
+/// Builder state plus the IR helpers of the kernel. Integer math is i32
+/// except offsets that scale with the runtime m (those are i64).
+class GemmEmitter : public KernelEmitter {
+public:
+  GemmEmitter(OpBuilder &b, Location loc, const GemmShape &shape)
+      : KernelEmitter(b, loc), shape(shape), spec(shape.spec) {
+    v8bf16 = VectorType::get({8}, bf16);
+  }
+
+  FunctionType kernelType() {
+    SmallVector<Type> args(kM, globalPtr);
+    args.append({i32, i32}); // m, prefetch_w
+    return b.getFunctionType(args, {});
+  }
+
+  void emitMainKernel(gpu::GPUModuleOp module);
+
+private:
+  // --- memory helpers --------------------------------------------------------
+  /// 16-byte load of data that no kernel writes while this one runs, so the
+  /// read-only (non-coherent) cache path is legal: ld.global.nc.v4.
+  Value loadReadOnly16(Type type, Value ptr) {
+    return LLVM::LoadOp::create(b, loc, type, ptr, /*alignment=*/16,
+                                /*isVolatile=*/false, /*isNonTemporal=*/false,
+                                /*isInvariant=*/true);
+  }
+  Value load16(Type type, Value ptr) {
+    return LLVM::LoadOp::create(b, loc, type, ptr, /*alignment=*/16);
+  }
+  Value arg(KernelArg which) { return kernelArgs[which]; }
+  void store16(Value value, Value ptr) {
+    LLVM::StoreOp::create(b, loc, value, ptr, /*alignment=*/16);
+  }
+
+  // --- kernel pieces ---------------------------------------------------------
+  gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name);
+  void createSharedBuffer(gpu::GPUModuleOp module, StringRef name);
+
+  /// cp.async of the CTA's slab: W rows [nCta, nCta + bn) and x rows
+  /// [mCta, mCta + bm8) of K slice [kBase, kBase + kPerCta), one commit
+  /// group per stage, with griddepcontrol.wait before any x copy. With
+  /// prefetchW == 0: wait, then W and x of stage s in group s. Else W's
+  /// stages first (groups 0..stages-1), then wait, then x's (groups stages +
+  /// s): the same cp.async.wait_group counts serve both orders. x rows the
+  /// CTA does not own are zero-filled, not read.
+  void issueCopies(Value slab, Value tid, Value nCta, Value mCta, Value kBase,
+                   Value m, Value prefetchW);
+  /// Slab element offset of (slab row, k in the slice); x rows follow W's.
+  Value slabOffset(Value slabRow, Value kSlice, bool isX);
+  /// `body(piece)` for pieces tid, tid + threads, ... < pieces (unrolled).
+  template <typename Fn> void forEachPiece(Value tid, int64_t pieces, Fn body);
+  SmallVector<Value> emitStages(Value slab, Value wn, Value wk, Value g,
+                                Value t);
+  SmallVector<Value> mmaChunk(Value wLo, Value wHi, ValueRange x,
+                              ValueRange acc);
+
+  void storePartials(Value tile, ValueRange acc, Value wn, Value wk, Value g,
+                     Value t);
+
+  // --- warpgroup MMA (wgmma) kernels: bm == 64 or bn == 64 -----------------
+  /// Slab element offset of (row, k) of a matrix of `rows` rows in the
+  /// 128-byte swizzled K-major layout: atoms of 8 rows x 64 k (1024 bytes),
+  /// 16-byte chunk c of row r stored at chunk c ^ (r % 8); atoms along the
+  /// rows, then 64-k blocks of all rows. (The unswizzled core-matrix layout
+  /// was 1.9-2.6x slower on an H200: benchmarks/results/2026-12-03f-h200.)
+  Value swizzledOffset(Value row, Value k, int64_t rows);
+  /// wgmma shared-memory descriptor of the swizzled matrix at `matrix`:
+  /// start address >> 4, 1024-byte atom stride, 128-byte swizzle mode.
+  Value matrixDescriptor(Value matrix);
+  /// The stages of a wgmma kernel, both operands K-major: with bm = 64, x as
+  /// A (64 x 16) and W as B (bn x 16); with W as A (bn >= 64), W as A and
+  /// x as B (bm8 x 16), warpgroup `wgN` taking W rows [64 wgN, 64 wgN + 64).
+  /// Warpgroup set `wgK` takes every warpsK-th chunk. Returns the
+  /// warpgroup's N/2 accumulator floats.
+  SmallVector<Value> emitWgmmaStages(Value slab, Value wgN, Value wgK);
+  /// Accumulator of m64nNk16: warp w of the warpgroup holds rows 16w + g
+  /// (+8), columns 8j + 2t (+1) of the warpgroup's 64 x bn tile.
+  void storeWgmmaPartials(Value tile, ArrayRef<Value> acc, Value wg,
+                          Value warpInGroup, Value g, Value t);
+  /// Offset (floats) of (row mLocal, column nLocal) in a partial tile.
+  Value tileOffset(Value mLocal, Value nLocal) {
+    return add(mul(mLocal, shape.launch.partialRowFloats), nLocal);
+  }
+  /// Sum of the 8 floats at ptrOf(0), ptrOf(1), ... ptrOf(count - 1), added
+  /// in that order (fixed: the result is bitwise reproducible).
+  template <typename Fn>
+  std::pair<Value, Value> sumGroups(int64_t count, Fn ptrOf);
+  std::pair<Value, Value> sumPartials(Value tile, Value mLocal, Value nLocal);
+
+  Value applyEpilogue(Value lo, Value hi, Value rowOffset, Value n);
+
+  // --- split-K hand-over through st.async ----------------------------------
+  /// Thread 0 sets up the receive mbarrier (one arrival: its own, expecting
+  /// the bytes the other ranks push) and every thread arrives (relaxed) at
+  /// the cluster barrier whose wait, before the pushes, makes every rank's
+  /// mbarrier initialized for the others.
+  void armReceiveBarrier(Value tid, Value slice, Value barrier);
+  /// st.async of 4 floats into another rank's shared memory, completing 16
+  /// bytes on that rank's mbarrier.
+  void pushAsync(Value remote, Value value, Value remoteBarrier);
+
+  Value gelu(Value v);
+  Value packBf16(ArrayRef<Value> values);
+
+  const GemmShape &shape;
+  const GemmKernelSpec &spec;
+  VectorType v8bf16;
+  SmallVector<Value> kernelArgs; ///< Arguments of the kernel being emitted.
+};
+
+template <typename Fn>
+void GemmEmitter::forEachPiece(Value tid, int64_t pieces, Fn body) {
+  const int64_t threads = shape.launch.threads;
+  for (int64_t first = 0; first < pieces; first += threads) {
+    Value piece = add(tid, first);
+    Value inRange = first + threads > pieces ? lessU(piece, pieces) : Value();
+    emitIf(inRange, [&] { body(piece); });
+  }
+}
+
+template <typename Fn>
+std::pair<Value, Value> GemmEmitter::sumGroups(int64_t count, Fn ptrOf) {
+  Value lo, hi;
+  for (int64_t i = 0; i < count; ++i) {
+    Value ptr = ptrOf(i);
+    Value partLo = load16(v4f32, ptr);
+    Value partHi = load16(v4f32, elementPtr(ptr, f32, 4));
+    lo = lo ? arith::AddFOp::create(b, loc, lo, partLo).getResult() : partLo;
+    hi = hi ? arith::AddFOp::create(b, loc, hi, partHi).getResult() : partHi;
+  }
+  return {lo, hi};
+}
+
+} // namespace moss::gemm
+
+#endif // MOSS_LIB_CONVERSION_MOSSTOGPU_GEMMEMITTER_H
