@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ArgChecks.h"
 #include "RuntimeImpl.h"
 
 #include "moss/Config/AttentionLaunch.h"
@@ -22,126 +23,6 @@ namespace moss::runtime {
 namespace {
 
 constexpr int64_t kHeadDim = config::kAttentionHeadDim;
-/// The kernel copies K/V rows with 16-byte cp.async (or as TMA boxes, whose
-/// tensor maps need the same) and reads q in 4-byte pairs from 16-byte
-/// aligned rows: pointers 16-byte aligned, row strides multiples of 8 bf16
-/// elements.
-constexpr uintptr_t kPointerAlign = 16;
-constexpr int64_t kStrideMultiple = 8;
-
-std::string pointerText(const void *p) {
-  char text[32];
-  snprintf(text, sizeof(text), "%p", p);
-  return text;
-}
-
-struct Extent {
-  const char *name;
-  uintptr_t begin = 0, end = 0;
-};
-
-/// Byte range [begin, end) a strided tensor can touch.
-bool extentOf(const char *name, const void *base, const int64_t *sizes,
-              const int64_t *strides, int rank, int64_t elementBytes,
-              Extent &out) {
-  uint64_t last = 0; // Offset in elements of the last element.
-  for (int i = 0; i < rank; ++i) {
-    uint64_t step = static_cast<uint64_t>(sizes[i] - 1);
-    uint64_t stride = static_cast<uint64_t>(strides[i]);
-    if (step && stride > (UINT64_MAX - last) / step)
-      return false;
-    last += step * stride;
-  }
-  uintptr_t begin = reinterpret_cast<uintptr_t>(base);
-  if (last > (UINT64_MAX - begin) / elementBytes - 1)
-    return false;
-  out = {name, begin, begin + (last + 1) * elementBytes};
-  return true;
-}
-
-Status validate(const moss_attention_args &a) {
-  std::string where =
-      "moss_streaming_attention(B=" + std::to_string(a.B) +
-      ", H=" + std::to_string(a.H) + ", T=" + std::to_string(a.T) +
-      ", S=" + std::to_string(a.S) + ", D=" + std::to_string(a.D) + "): ";
-  const int64_t dims[] = {a.B, a.H, a.T, a.S, a.D};
-  for (int64_t dim : dims)
-    if (dim < 1 || dim > INT32_MAX)
-      return invalidArgument(where + "B, H, T, S and D must be in [1, "
-                                     "2147483647]");
-  if (a.D != kHeadDim)
-    return invalidArgument(where + "D must be 64 (the codec's head size)");
-  struct Operand {
-    const char *name;
-    const void *pointer;
-  };
-  const Operand pointers[] = {
-      {"q", a.q}, {"k", a.k}, {"v", a.v}, {"mask", a.mask}, {"out", a.out}};
-  for (const Operand &op : pointers)
-    if (!op.pointer)
-      return invalidArgument(where + op.name + " is NULL");
-  for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[4]})
-    if (reinterpret_cast<uintptr_t>(op.pointer) % kPointerAlign)
-      return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
-                             " is not 16-byte aligned (the kernel copies "
-                             "rows of 8 bf16 at a time)");
-  if (a.layout != MOSS_LAYOUT_BTHD && a.layout != MOSS_LAYOUT_BHTD)
-    return invalidArgument(where + "layout " +
-                           std::to_string(static_cast<int>(a.layout)) +
-                           " is not 0 (BTHD) or 1 (BHTD)");
-  if (!std::isfinite(a.scale) || a.scale < 0.f)
-    return invalidArgument(where + "scale must be finite and >= 0 (0 means "
-                                   "D^-0.5)");
-
-  const int64_t qSizes[] = {a.B, a.H, a.T, a.D};
-  const int64_t kvSizes[] = {a.B, a.H, a.S, a.D};
-  const int64_t maskSizes[] = {a.B, a.T, a.S};
-  struct Strided {
-    const char *name;
-    const void *pointer;
-    const int64_t *sizes;
-    const int64_t *strides;
-    int rank;
-    int64_t elementBytes;
-  };
-  const Strided tensors[] = {{"q", a.q, qSizes, a.q_stride, 4, 2},
-                             {"k", a.k, kvSizes, a.k_stride, 4, 2},
-                             {"v", a.v, kvSizes, a.v_stride, 4, 2},
-                             {"mask", a.mask, maskSizes, a.mask_stride, 3, 1}};
-  Extent extents[4];
-  for (int i = 0; i < 4; ++i) {
-    const Strided &t = tensors[i];
-    for (int d = 0; d < t.rank; ++d)
-      if (t.strides[d] < 0)
-        return invalidArgument(where + t.name + " stride " + std::to_string(d) +
-                               " is negative");
-    if (t.rank == 4 && t.strides[3] != 1)
-      return invalidArgument(where + t.name +
-                             " must be contiguous in D (stride[3] == 1)");
-    if (t.rank == 4)
-      for (int d = 0; d < 3; ++d)
-        if (t.strides[d] % kStrideMultiple)
-          return invalidArgument(
-              where + t.name + " stride " + std::to_string(d) + " = " +
-              std::to_string(t.strides[d]) +
-              " is not a multiple of 8 elements (rows must stay 16-byte "
-              "aligned)");
-    if (!extentOf(t.name, t.pointer, t.sizes, t.strides, t.rank, t.elementBytes,
-                  extents[i]))
-      return invalidArgument(where + t.name +
-                             " strides run past the end of the address "
-                             "space");
-  }
-  uintptr_t outBegin = reinterpret_cast<uintptr_t>(a.out);
-  uint64_t outBytes = static_cast<uint64_t>(a.B) * a.H * a.T * a.D * 2;
-  if (outBegin + outBytes < outBegin)
-    return invalidArgument(where + "out runs past the end of the address "
-                                   "space");
-  for (const Extent &e : extents)
-    if (e.begin < outBegin + outBytes && outBegin < e.end)
-      return invalidArgument(where + "out overlaps " + e.name);
-  return success();
-}
 
 struct AttentionCall {
   const moss_attention_args &a;
@@ -152,14 +33,14 @@ struct AttentionCall {
 /// boxes of 64 keys x 64 d (128 bytes a row, the 128-byte swizzle of the
 /// kernel's K/V slots), keys past S zero-filled. False when the driver
 /// refuses the layout (a stride of 0, say): the cp.async function then
-/// serves the launch, as it serves every layout validate() accepts.
+/// serves the launch, as it serves every layout checkAttentionArgs accepts.
 bool encodeKvMap(const DriverApi &api, const void *base,
                  const moss_attention_args &a, const int64_t *stride,
                  CUtensorMap &out) {
   cuuint64_t dims[4] = {
       static_cast<cuuint64_t>(kHeadDim), static_cast<cuuint64_t>(a.S),
       static_cast<cuuint64_t>(a.H), static_cast<cuuint64_t>(a.B)};
-  // Byte strides of S, H and B (validate(): multiples of 16 bytes).
+  // Byte strides of S, H and B (checkAttentionArgs: multiples of 16 bytes).
   cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride[2]) * 2,
                            static_cast<cuuint64_t>(stride[1]) * 2,
                            static_cast<cuuint64_t>(stride[0]) * 2};
@@ -266,7 +147,7 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
 }
 
 Status runAttention(moss_runtime_s &rt, const AttentionCall &c) {
-  Status status = validate(c.a);
+  Status status = checkAttentionArgs(c.a);
   if (!status.ok())
     return status;
   const KernelSet &kernels = rt.kernels;

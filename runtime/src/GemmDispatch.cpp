@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ArgChecks.h"
 #include "RuntimeImpl.h"
 
 #include <climits>
@@ -18,97 +19,10 @@
 namespace moss::runtime {
 namespace {
 
-constexpr int64_t kBf16Bytes = 2;
-
-struct GemmCall {
-  int64_t m, n, k;
-  int ep;
-  const void *x, *w, *scale, *residual;
-  void *out;
+/// One call: its arguments and stream.
+struct GemmCall : GemmArgs {
   CUstream stream;
-
-  bool usesScaleResidual() const {
-    return ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL;
-  }
-  std::string label() const {
-    return "moss_ffn_gemm(m=" + std::to_string(m) + ", n=" + std::to_string(n) +
-           ", k=" + std::to_string(k) + ", ep=" + std::to_string(ep) + ")";
-  }
 };
-
-std::string pointerText(const void *p) {
-  char text[32];
-  snprintf(text, sizeof(text), "%p", p);
-  return text;
-}
-
-/// Shape and epilogue checks that need no pointers.
-Status checkShape(const GemmCall &c) {
-  if (c.ep != MOSS_EPILOGUE_NONE && c.ep != MOSS_EPILOGUE_GELU &&
-      c.ep != MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
-    return invalidArgument(c.label() + ": epilogue " + std::to_string(c.ep) +
-                           " is not 0 (none), 1 (gelu) or 2 "
-                           "(layerscale_residual)");
-  if (c.m < 0 || c.m > INT32_MAX)
-    return invalidArgument(c.label() + ": m must be in [0, 2147483647]");
-  if (c.n < 1 || c.n > INT32_MAX || c.k < 1 || c.k > INT32_MAX)
-    return invalidArgument(c.label() + ": n and k must be in [1, 2147483647]");
-  return success();
-}
-
-struct Range {
-  const char *name;
-  uintptr_t begin, end;
-};
-
-Status checkPointers(const GemmCall &c) {
-  struct Operand {
-    const char *name;
-    const void *pointer;
-    int64_t elements;
-  };
-  Operand operands[] = {{"x", c.x, c.m * c.k},
-                        {"w", c.w, c.n * c.k},
-                        {"out", c.out, c.m * c.n},
-                        {"scale", c.scale, c.n},
-                        {"residual", c.residual, c.m * c.n}};
-  size_t used = c.usesScaleResidual() ? 5 : 3;
-  Range ranges[5];
-  for (size_t i = 0; i < used; ++i) {
-    const Operand &op = operands[i];
-    uintptr_t begin = reinterpret_cast<uintptr_t>(op.pointer);
-    if (!op.pointer)
-      return invalidArgument(
-          c.label() + ": " + op.name + " is NULL" +
-          (i >= 3 ? " (layerscale_residual needs scale and residual)" : ""));
-    if (begin % kBf16Bytes)
-      return invalidArgument(c.label() + ": " + op.name + " = " +
-                             pointerText(op.pointer) +
-                             " is not 2-byte aligned (bf16)");
-    uint64_t bytes = static_cast<uint64_t>(op.elements) * kBf16Bytes;
-    if (begin + bytes < begin)
-      return invalidArgument(c.label() + ": " + op.name +
-                             " runs past the end of the address space");
-    ranges[i] = {op.name, begin, begin + bytes};
-  }
-  const Range &out = ranges[2];
-  for (size_t i = 0; i < used; ++i) {
-    if (i == 2)
-      continue;
-    if (ranges[i].begin < out.end && out.begin < ranges[i].end)
-      return invalidArgument(c.label() + ": out overlaps " + ranges[i].name +
-                             " (in-place GEMMs are not supported)");
-  }
-  return success();
-}
-
-bool allAligned16(const GemmCall &c) {
-  auto aligned = [](const void *p) {
-    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  };
-  return aligned(c.x) && aligned(c.w) && aligned(c.out) &&
-         (!c.usesScaleResidual() || (aligned(c.scale) && aligned(c.residual)));
-}
 
 Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
                        const LoadedGemm &loaded, const GemmCall &c,
@@ -178,10 +92,10 @@ Status runFallback(const DriverApi &api, ContextState &state, const GemmCall &c,
 }
 
 Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
-  Status status = checkShape(c);
+  Status status = checkGemmShape(c);
   if (!status.ok() || c.m == 0)
     return status; // m == 0: nothing to compute, pointers not read.
-  status = checkPointers(c);
+  status = checkGemmPointers(c);
   if (!status.ok())
     return status;
 
@@ -193,7 +107,7 @@ Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
   const DriverApi &api = *driverApi();
 
   const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.ep);
-  if (kernel && allAligned16(c)) {
+  if (kernel && gemmPointersAligned16(c)) {
     size_t index = static_cast<size_t>(kernel - rt.kernels.gemm.data());
     return launchGenerated(
         api, *kernel, state->gemm[index], c,
@@ -220,10 +134,9 @@ MOSS_RUNTIME_API int moss_gemm_is_selected(moss_runtime_t rt, int64_t m,
                                            moss_epilogue_t ep) {
   if (!rt)
     return 0;
-  GemmCall c{m,       n,       k,       static_cast<int>(ep),
-             nullptr, nullptr, nullptr, nullptr,
-             nullptr, nullptr};
-  if (!checkShape(c).ok() || m == 0)
+  GemmArgs c{m,       n,       k,      static_cast<int>(ep), nullptr, nullptr,
+             nullptr, nullptr, nullptr};
+  if (!checkGemmShape(c).ok() || m == 0)
     return 0;
   return rt->kernels.find(m, n, k, c.ep) ? 1 : 0;
 }
@@ -237,8 +150,8 @@ MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
   if (!rt)
     return report(nullptr, invalidArgument("moss_ffn_gemm: rt is NULL"));
   try {
-    GemmCall c{m,     n,        k,   static_cast<int>(ep),         x, w,
-               scale, residual, out, static_cast<CUstream>(stream)};
+    GemmCall c{{m, n, k, static_cast<int>(ep), x, w, scale, residual, out},
+               static_cast<CUstream>(stream)};
     return report(rt, runGemm(*rt, c));
   } catch (...) {
     return report(

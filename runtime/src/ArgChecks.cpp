@@ -1,0 +1,235 @@
+//===- ArgChecks.cpp - The C API's argument checks -----------------------===//
+//
+// Sizes are bounded first, so the byte ranges below are computed in 64 bits
+// with every product and sum checked: a range that would wrap around the
+// address space is an error, never a wrong overlap verdict.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArgChecks.h"
+
+#include "moss/Config/AttentionLaunch.h"
+
+#include <array>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+
+namespace moss::runtime {
+namespace {
+
+constexpr int64_t kBf16Bytes = 2;
+
+std::string pointerText(const void *p) {
+  char text[32];
+  snprintf(text, sizeof(text), "%p", p);
+  return text;
+}
+
+} // namespace
+
+Status checkGemmShape(const GemmArgs &c) {
+  if (c.ep != MOSS_EPILOGUE_NONE && c.ep != MOSS_EPILOGUE_GELU &&
+      c.ep != MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
+    return invalidArgument(c.label() + ": epilogue " + std::to_string(c.ep) +
+                           " is not 0 (none), 1 (gelu) or 2 "
+                           "(layerscale_residual)");
+  if (c.m < 0 || c.m > INT32_MAX)
+    return invalidArgument(c.label() + ": m must be in [0, 2147483647]");
+  if (c.n < 1 || c.n > INT32_MAX || c.k < 1 || c.k > INT32_MAX)
+    return invalidArgument(c.label() + ": n and k must be in [1, 2147483647]");
+  return success();
+}
+
+namespace {
+struct Range {
+  const char *name;
+  uintptr_t begin, end;
+};
+} // namespace
+
+Status checkGemmPointers(const GemmArgs &c) {
+  struct Operand {
+    const char *name;
+    const void *pointer;
+    int64_t elements;
+  };
+  Operand operands[] = {{"x", c.x, c.m * c.k},
+                        {"w", c.w, c.n * c.k},
+                        {"out", c.out, c.m * c.n},
+                        {"scale", c.scale, c.n},
+                        {"residual", c.residual, c.m * c.n}};
+  size_t used = c.usesScaleResidual() ? 5 : 3;
+  Range ranges[5];
+  for (size_t i = 0; i < used; ++i) {
+    const Operand &op = operands[i];
+    uintptr_t begin = reinterpret_cast<uintptr_t>(op.pointer);
+    if (!op.pointer)
+      return invalidArgument(
+          c.label() + ": " + op.name + " is NULL" +
+          (i >= 3 ? " (layerscale_residual needs scale and residual)" : ""));
+    if (begin % kBf16Bytes)
+      return invalidArgument(c.label() + ": " + op.name + " = " +
+                             pointerText(op.pointer) +
+                             " is not 2-byte aligned (bf16)");
+    uint64_t bytes = static_cast<uint64_t>(op.elements) * kBf16Bytes;
+    if (begin + bytes < begin)
+      return invalidArgument(c.label() + ": " + op.name +
+                             " runs past the end of the address space");
+    ranges[i] = {op.name, begin, begin + bytes};
+  }
+  const Range &out = ranges[2];
+  for (size_t i = 0; i < used; ++i) {
+    if (i == 2)
+      continue;
+    if (ranges[i].begin < out.end && out.begin < ranges[i].end)
+      return invalidArgument(c.label() + ": out overlaps " + ranges[i].name +
+                             " (in-place GEMMs are not supported)");
+  }
+  return success();
+}
+
+bool gemmPointersAligned16(const GemmArgs &c) {
+  auto aligned = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  };
+  return aligned(c.x) && aligned(c.w) && aligned(c.out) &&
+         (!c.usesScaleResidual() || (aligned(c.scale) && aligned(c.residual)));
+}
+
+namespace {
+
+/// The kernel copies K/V rows with 16-byte cp.async (or as TMA boxes, whose
+/// tensor maps need the same) and reads q in 4-byte pairs from 16-byte
+/// aligned rows: pointers 16-byte aligned, row strides multiples of 8 bf16
+/// elements.
+constexpr uintptr_t kPointerAlign = 16;
+constexpr int64_t kStrideMultiple = 8;
+
+struct Extent {
+  const char *name;
+  uintptr_t begin = 0, end = 0;
+};
+
+/// Byte range [begin, end) a strided tensor can touch; false when it runs
+/// past the end of the address space.
+bool extentOf(const char *name, const void *base, const int64_t *sizes,
+              const int64_t *strides, int rank, int64_t elementBytes,
+              Extent &out) {
+  uint64_t last = 0; // Offset in elements of the last element.
+  for (int i = 0; i < rank; ++i) {
+    uint64_t step = static_cast<uint64_t>(sizes[i] - 1);
+    uint64_t stride = static_cast<uint64_t>(strides[i]);
+    if (step && stride > (UINT64_MAX - last) / step)
+      return false;
+    last += step * stride;
+  }
+  uintptr_t begin = reinterpret_cast<uintptr_t>(base), end = 0;
+  uint64_t bytes = 0;
+  if (__builtin_add_overflow(last, 1, &last) ||
+      __builtin_mul_overflow(last, static_cast<uint64_t>(elementBytes),
+                             &bytes) ||
+      __builtin_add_overflow(begin, bytes, &end))
+    return false;
+  out = {name, begin, end};
+  return true;
+}
+
+} // namespace
+
+Status checkAttentionArgs(const moss_attention_args &a) {
+  std::string where =
+      "moss_streaming_attention(B=" + std::to_string(a.B) +
+      ", H=" + std::to_string(a.H) + ", T=" + std::to_string(a.T) +
+      ", S=" + std::to_string(a.S) + ", D=" + std::to_string(a.D) + "): ";
+  const int64_t dims[] = {a.B, a.H, a.T, a.S, a.D};
+  for (int64_t dim : dims)
+    if (dim < 1 || dim > INT32_MAX)
+      return invalidArgument(where + "B, H, T, S and D must be in [1, "
+                                     "2147483647]");
+  if (a.D != config::kAttentionHeadDim)
+    return invalidArgument(where + "D must be 64 (the codec's head size)");
+  struct Operand {
+    const char *name;
+    const void *pointer;
+  };
+  const Operand pointers[] = {
+      {"q", a.q}, {"k", a.k}, {"v", a.v}, {"mask", a.mask}, {"out", a.out}};
+  for (const Operand &op : pointers)
+    if (!op.pointer)
+      return invalidArgument(where + op.name + " is NULL");
+  for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[4]})
+    if (reinterpret_cast<uintptr_t>(op.pointer) % kPointerAlign)
+      return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
+                             " is not 16-byte aligned (the kernel copies "
+                             "rows of 8 bf16 at a time)");
+  if (a.layout != MOSS_LAYOUT_BTHD && a.layout != MOSS_LAYOUT_BHTD)
+    return invalidArgument(where + "layout " +
+                           std::to_string(static_cast<int>(a.layout)) +
+                           " is not 0 (BTHD) or 1 (BHTD)");
+  if (!std::isfinite(a.scale) || a.scale < 0.f)
+    return invalidArgument(where + "scale must be finite and >= 0 (0 means "
+                                   "D^-0.5)");
+
+  const int64_t qSizes[] = {a.B, a.H, a.T, a.D};
+  const int64_t kvSizes[] = {a.B, a.H, a.S, a.D};
+  const int64_t maskSizes[] = {a.B, a.T, a.S};
+  struct Strided {
+    const char *name;
+    const void *pointer;
+    const int64_t *sizes;
+    const int64_t *strides;
+    int rank;
+    int64_t elementBytes;
+  };
+  const Strided tensors[] = {{"q", a.q, qSizes, a.q_stride, 4, 2},
+                             {"k", a.k, kvSizes, a.k_stride, 4, 2},
+                             {"v", a.v, kvSizes, a.v_stride, 4, 2},
+                             {"mask", a.mask, maskSizes, a.mask_stride, 3, 1}};
+  Extent extents[4];
+  for (int i = 0; i < 4; ++i) {
+    const Strided &t = tensors[i];
+    for (int d = 0; d < t.rank; ++d)
+      if (t.strides[d] < 0)
+        return invalidArgument(where + t.name + " stride " + std::to_string(d) +
+                               " is negative");
+    if (t.rank == 4 && t.strides[3] != 1)
+      return invalidArgument(where + t.name +
+                             " must be contiguous in D (stride[3] == 1)");
+    if (t.rank == 4)
+      for (int d = 0; d < 3; ++d)
+        if (t.strides[d] % kStrideMultiple)
+          return invalidArgument(
+              where + t.name + " stride " + std::to_string(d) + " = " +
+              std::to_string(t.strides[d]) +
+              " is not a multiple of 8 elements (rows must stay 16-byte "
+              "aligned)");
+    if (!extentOf(t.name, t.pointer, t.sizes, t.strides, t.rank, t.elementBytes,
+                  extents[i]))
+      return invalidArgument(where + t.name +
+                             " strides run past the end of the address "
+                             "space");
+  }
+  // out is contiguous [B, T, H, D] or [B, H, T, D]: the same bytes.
+  const int64_t outSizes[] = {a.B, a.H, a.T, a.D};
+  int64_t headStride = 0, batchStride = 0;
+  Extent out;
+  if (__builtin_mul_overflow(a.T, a.D, &headStride) ||
+      __builtin_mul_overflow(a.H, headStride, &batchStride) ||
+      !extentOf("out", a.out, outSizes,
+                std::array<int64_t, 4>{batchStride, headStride, a.D, 1}.data(),
+                4, 2, out))
+    return invalidArgument(where + "out runs past the end of the address "
+                                   "space");
+  for (const Extent &e : extents)
+    if (e.begin < out.end && out.begin < e.end)
+      return invalidArgument(where + "out overlaps " + e.name);
+  return success();
+}
+
+std::string GemmArgs::label() const {
+  return "moss_ffn_gemm(m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+         ", k=" + std::to_string(k) + ", ep=" + std::to_string(ep) + ")";
+}
+
+} // namespace moss::runtime

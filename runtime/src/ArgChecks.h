@@ -1,0 +1,56 @@
+//===- ArgChecks.h - The C API's argument checks ----------------*- C++ -*-===//
+//
+// What moss_ffn_gemm and moss_streaming_attention check before they touch
+// CUDA: sizes, pointers, alignment, strides and overlap, each failure named
+// in its message. Pure functions of the arguments (pointers are compared,
+// never read), so they are tested without a GPU
+// (unittests/Runtime/ArgChecksTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOSS_RUNTIME_ARGCHECKS_H
+#define MOSS_RUNTIME_ARGCHECKS_H
+
+#include "Status.h"
+
+#include "moss/Runtime/moss_runtime.h"
+
+#include <cstdint>
+#include <string>
+
+namespace moss::runtime {
+
+/// moss_ffn_gemm's arguments, less the stream.
+struct GemmArgs {
+  int64_t m, n, k;
+  int ep;
+  const void *x, *w, *scale, *residual;
+  void *out;
+
+  bool usesScaleResidual() const {
+    return ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL;
+  }
+  /// "moss_ffn_gemm(m=.., n=.., k=.., ep=..)", the prefix of every message.
+  std::string label() const;
+};
+
+/// Epilogue and sizes: ep 0..2, m in [0, INT32_MAX], n and k in
+/// [1, INT32_MAX]. Needs no pointers (moss_gemm_is_selected uses it).
+Status checkGemmShape(const GemmArgs &a);
+
+/// x, w, out (and scale, residual for layerscale_residual): not NULL,
+/// 2-byte aligned, within the address space, out overlapping none of them.
+Status checkGemmPointers(const GemmArgs &a);
+
+/// Whether every pointer the call reads or writes is 16-byte aligned, as the
+/// generated kernels need (else the call takes the fallback).
+bool gemmPointersAligned16(const GemmArgs &a);
+
+/// Every requirement of moss_streaming_attention (moss_runtime.h): sizes,
+/// D == 64, pointers, 16-byte alignment of q/k/v/out, strides (D contiguous,
+/// rows multiples of 8 elements, none negative), extents within the address
+/// space, out overlapping no input, layout and scale.
+Status checkAttentionArgs(const moss_attention_args &a);
+
+} // namespace moss::runtime
+
+#endif // MOSS_RUNTIME_ARGCHECKS_H
