@@ -1,6 +1,7 @@
 """Shared setup of the Python tests.
 
-Tests need torch (each module skips without it); the GPU tests also need an
+Tests need torch (each module skips without it) but test_capi_binding.py,
+which ctest runs too; the GPU tests also need an
 sm_90 GPU, libmoss_runtime.so and a kernels dir, and skip with the reason
 when one is missing. Like ctest, they read MOSS_TEST_KERNELS_DIR (default
 kernels_generated/) and MOSS_TEST_WHITELIST (default

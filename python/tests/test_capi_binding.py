@@ -1,0 +1,154 @@
+"""The ctypes binding against the C header and the library: no GPU, no torch.
+
+Plain unittest, so ctest runs it wherever the runtime builds (CI has neither
+pytest nor torch); pytest collects it too. moss_kernels/_capi.py is loaded by
+path: importing the package would import torch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+INCLUDE = REPO_ROOT / "include"
+
+
+def _load_capi():
+    spec = importlib.util.spec_from_file_location("moss_capi_under_test",
+                                                  REPO_ROOT / "python" / "moss_kernels" / "_capi.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_capi = _load_capi()
+_COMPILER = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+_LAYOUT_PROGRAM = r"""
+#include "moss/Runtime/moss_runtime.h"
+#include <stddef.h>
+#include <stdio.h>
+#define FIELD(f) printf("%s %zu\n", #f, offsetof(moss_attention_args, f));
+int main(void) {
+  printf("sizeof %zu\n", sizeof(moss_attention_args));
+  FIELD(B) FIELD(H) FIELD(T) FIELD(S) FIELD(D) FIELD(q) FIELD(q_stride) FIELD(k)
+  FIELD(k_stride) FIELD(v) FIELD(v_stride) FIELD(mask) FIELD(mask_stride) FIELD(out)
+  FIELD(layout) FIELD(skip_empty_tiles) FIELD(scale)
+  return 0;
+}
+"""
+
+_ENUM_PROGRAM = r"""
+#include "moss/Runtime/moss_runtime.h"
+#include <stdio.h>
+#define VALUE(kind, name, c) printf("%s %s %d\n", kind, name, (int)(c));
+int main(void) {
+  VALUE("status", "OK", MOSS_OK)
+  VALUE("status", "INVALID_ARGUMENT", MOSS_ERROR_INVALID_ARGUMENT)
+  VALUE("status", "MANIFEST", MOSS_ERROR_MANIFEST)
+  VALUE("status", "CACHE_KEY_MISMATCH", MOSS_ERROR_CACHE_KEY_MISMATCH)
+  VALUE("status", "CUDA", MOSS_ERROR_CUDA)
+  VALUE("status", "CUBLAS", MOSS_ERROR_CUBLAS)
+  VALUE("status", "UNSUPPORTED", MOSS_ERROR_UNSUPPORTED)
+  VALUE("epilogue", "NONE", MOSS_EPILOGUE_NONE)
+  VALUE("epilogue", "GELU", MOSS_EPILOGUE_GELU)
+  VALUE("epilogue", "LAYERSCALE_RESIDUAL", MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
+  VALUE("layout", "BTHD", MOSS_LAYOUT_BTHD)
+  VALUE("layout", "BHTD", MOSS_LAYOUT_BHTD)
+  return 0;
+}
+"""
+
+
+@unittest.skipIf(_COMPILER is None, "no C compiler to read the header")
+class HeaderTest(unittest.TestCase):
+    """The declarations of _capi.py against include/moss/Runtime/moss_runtime.h."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="moss-capi-"))
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+
+    def _run_c(self, source: str) -> list[list[str]]:
+        path, program = self.tmp / "program.c", self.tmp / "program"
+        path.write_text(source)
+        subprocess.run([_COMPILER, f"-I{INCLUDE}", str(path), "-o", str(program)], check=True)
+        out = subprocess.run([str(program)], check=True, capture_output=True, text=True).stdout
+        return [line.split() for line in out.splitlines() if line]
+
+    def test_attention_args_match_the_c_header(self):
+        c_layout = {name: int(value) for name, value in self._run_c(_LAYOUT_PROGRAM)}
+        py_layout = {name: getattr(_capi.AttentionArgs, name).offset for name, _ in _capi.AttentionArgs._fields_}
+        py_layout["sizeof"] = ctypes.sizeof(_capi.AttentionArgs)
+        self.assertEqual(py_layout, c_layout)
+
+    def test_enums_match_the_c_header(self):
+        enums = {"status": _capi.MossStatus, "epilogue": _capi.Epilogue, "layout": _capi.Layout}
+        c_values = {(kind, name): int(value) for kind, name, value in self._run_c(_ENUM_PROGRAM)}
+        py_values = {(kind, member.name): int(member) for kind, enum in enums.items() for member in enum}
+        self.assertEqual(py_values, c_values)
+
+    def test_api_version_is_the_headers(self):
+        source = '#include "moss/Runtime/moss_runtime.h"\nMOSS_RUNTIME_API_VERSION\n'
+        expanded = subprocess.run([_COMPILER, "-E", "-P", f"-I{INCLUDE}", "-"], input=source, check=True,
+                                  capture_output=True, text=True).stdout
+        self.assertEqual(expanded.split()[-1], str(_capi.API_VERSION))
+
+    def _stub_library(self, body: str) -> str:
+        source, library = self.tmp / "stub.c", self.tmp / "libstub.so"
+        source.write_text(body)
+        subprocess.run([_COMPILER, "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
+        return str(library)
+
+    def test_other_api_version_is_refused(self):
+        path = self._stub_library('int moss_runtime_api_version(void) { return 999; }\n'
+                                  'const char *moss_runtime_version(void) { return "9.9.9"; }\n')
+        with self.assertRaisesRegex(_capi.LibraryMismatch,
+                                    r"moss 9\.9\.9\) implements C API version 999; this package needs"):
+            _capi._check_api_version(ctypes.CDLL(path), path)
+
+    def test_library_without_the_version_call_is_refused(self):
+        path = self._stub_library("int moss_runtime_create(void) { return 0; }\n")
+        with self.assertRaisesRegex(_capi.LibraryMismatch, "has no moss_runtime_api_version"):
+            _capi._check_api_version(ctypes.CDLL(path), path)
+
+
+class LibraryTest(unittest.TestCase):
+    """The built libmoss_runtime.so through the binding (ctest sets
+    MOSS_RUNTIME_LIB to it; elsewhere a build of this checkout, if any)."""
+
+    def test_missing_library_names_the_variable(self):
+        with mock.patch.dict(os.environ, {"MOSS_RUNTIME_LIB": "/nonexistent/libmoss_runtime.so"}):
+            with self.assertRaisesRegex(_capi.LibraryNotFound, "MOSS_RUNTIME_LIB=/nonexistent"):
+                _capi.find_library()
+
+    def _library(self):
+        try:
+            return _capi.library()
+        except _capi.LibraryNotFound as error:
+            self.skipTest(f"libmoss_runtime.so not available: {error}")
+
+    def test_loaded_library_reports_the_same_versions(self):
+        lib = self._library()
+        self.assertEqual(lib.moss_runtime_api_version(), _capi.API_VERSION)
+        self.assertRegex(_capi.runtime_version(), r"^\d+\.\d+\.\d+$")
+
+    def test_create_reports_the_runtime_message(self):
+        self._library()
+        missing = Path(tempfile.gettempdir()) / f"moss-no-such-kernels-{os.getpid()}"
+        with self.assertRaises(_capi.MossError) as caught:
+            _capi.create(str(missing), None)
+        self.assertEqual(caught.exception.status, _capi.MossStatus.MANIFEST)
+        self.assertIn(str(missing), caught.exception.message)
+        self.assertIn("MOSS_ERROR_MANIFEST", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
