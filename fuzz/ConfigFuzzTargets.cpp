@@ -1,6 +1,7 @@
 //===- ConfigFuzzTargets.cpp - Fuzz targets of MossConfig -----------------===//
 
 #include "ConfigFuzzTargets.h"
+#include "FuzzInput.h"
 
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/CandidateSet.h"
@@ -20,20 +21,6 @@ using namespace moss::config;
 namespace moss::fuzz {
 namespace {
 
-/// A property that must hold for every input; abort() so that libFuzzer
-/// saves the input and the replay tool's test fails.
-[[noreturn]] void violated(const char *what, const std::string &detail) {
-  std::fprintf(stderr, "moss-fuzz: property violated: %s\n%s\n", what,
-               detail.c_str());
-  std::abort();
-}
-
-#define MOSS_FUZZ_CHECK(cond, detail)                                          \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      violated(#cond, detail);                                                 \
-  } while (false)
-
 std::string_view asText(const uint8_t *data, size_t size) {
   return {reinterpret_cast<const char *>(data), size};
 }
@@ -46,31 +33,6 @@ void checkError(const std::string &err, const std::string &source) {
 
 bool sameKey(const GemmKey &a, const GemmKey &b) {
   return a.m == b.m && a.n == b.n && a.k == b.k && a.mode == b.mode;
-}
-
-/// Reads an int64 from the next 8 bytes (zero-padded at the end).
-int64_t takeInt(const uint8_t *&data, size_t &size) {
-  uint64_t bits = 0;
-  size_t n = size < 8 ? size : 8;
-  std::memcpy(&bits, data, n);
-  data += n;
-  size -= n;
-  return static_cast<int64_t>(bits);
-}
-
-/// Small sizes most of the time, so the rules' inner branches are reached;
-/// any 64-bit value otherwise.
-int64_t takeSize(const uint8_t *&data, size_t &size) {
-  int64_t raw = takeInt(data, size);
-  uint64_t bits = static_cast<uint64_t>(raw);
-  switch (bits & 3) {
-  case 0:
-    return static_cast<int64_t>(bits >> 2) % 1100 - 2;
-  case 1:
-    return int64_t(1) << ((bits >> 2) % 63);
-  default:
-    return raw;
-  }
 }
 
 /// Parses `bytes` with `parse`; on success checks that the serialized value
@@ -277,6 +239,8 @@ FuzzTarget fuzzTargetNamed(std::string_view name) {
     return fuzzKeyList;
   if (name == "launch")
     return fuzzLaunchRules;
+  if (name == "args")
+    return fuzzArgChecks;
   return nullptr;
 }
 

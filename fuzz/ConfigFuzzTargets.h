@@ -33,8 +33,12 @@ void fuzzKeyList(const uint8_t *data, size_t size);
 /// either an error or a launch within CUDA's limits.
 void fuzzLaunchRules(const uint8_t *data, size_t size);
 
+/// The runtime's argument checks (runtime/src/ArgChecks.h) against an
+/// oracle in 128-bit arithmetic: accepted exactly when valid.
+void fuzzArgChecks(const uint8_t *data, size_t size);
+
 /// The target of a name ("whitelist", "manifest", "candidates", "keys",
-/// "launch"), or nullptr.
+/// "launch", "args"), or nullptr.
 FuzzTarget fuzzTargetNamed(std::string_view name);
 
 } // namespace moss::fuzz

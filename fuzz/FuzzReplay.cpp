@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
   if (!target) {
     std::fprintf(stderr,
                  "moss-fuzz-replay: unknown target \"%s\" (expected whitelist, "
-                 "manifest, candidates, keys or launch)\n",
+                 "manifest, candidates, keys, launch or args)\n",
                  argv[1]);
     return 2;
   }

@@ -103,7 +103,17 @@ extern "C" {
 
 typedef struct moss_runtime_s *moss_runtime_t;
 
-typedef enum {
+/* The enums are int-sized in both languages. In C++ their underlying type is
+ * fixed to int, so any int a caller passes (Python's ctypes, a C caller) is a
+ * valid value for the runtime to check and refuse; without it, a value
+ * outside the enumerators' range would be undefined behaviour in C++. */
+#ifdef __cplusplus
+#define MOSS_ENUM_BASE : int
+#else
+#define MOSS_ENUM_BASE
+#endif
+
+typedef enum MOSS_ENUM_BASE {
   MOSS_OK = 0,
   MOSS_ERROR_INVALID_ARGUMENT = 1,   /* bad pointer, size, enum or alias */
   MOSS_ERROR_MANIFEST = 2,           /* manifest, cubin or whitelist broken */
@@ -114,14 +124,17 @@ typedef enum {
 } moss_status_t;
 
 /* The fused epilogue of the FFN GEMM (the whitelist key's "mode"). */
-typedef enum {
+typedef enum MOSS_ENUM_BASE {
   MOSS_EPILOGUE_NONE = 0,
   MOSS_EPILOGUE_GELU = 1,               /* exact erf-GELU, never tanh */
   MOSS_EPILOGUE_LAYERSCALE_RESIDUAL = 2 /* bf16(bf16(v*scale[n]) + res) */
 } moss_epilogue_t;
 
 /* Storage order of the attention output. */
-typedef enum { MOSS_LAYOUT_BTHD = 0, MOSS_LAYOUT_BHTD = 1 } moss_layout_t;
+typedef enum MOSS_ENUM_BASE {
+  MOSS_LAYOUT_BTHD = 0,
+  MOSS_LAYOUT_BHTD = 1
+} moss_layout_t;
 
 /* The MOSS_RUNTIME_API_VERSION the library was built with. Needs no runtime
  * and no GPU; never fails. */

@@ -1,0 +1,234 @@
+//===- ArgsFuzzTarget.cpp - Fuzz target of the C API's argument checks ----===//
+//
+// checkGemmShape/checkGemmPointers and checkAttentionArgs
+// (runtime/src/ArgChecks.h) on arbitrary sizes, strides and made-up
+// addresses (compared, never read), against an oracle that computes every
+// byte range in 128 bits: a call is accepted exactly when the oracle finds it
+// valid, and a rejection is an invalid-argument error that names the call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConfigFuzzTargets.h"
+#include "FuzzInput.h"
+
+#include "ArgChecks.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+using namespace moss::runtime;
+
+namespace moss::fuzz {
+namespace {
+
+using u128 = unsigned __int128;
+constexpr u128 kAddressSpace = u128(1) << 64;
+
+/// takeSize of the bits left after a choice of `used` bits.
+int64_t sizeFrom(uint64_t bits, int used) {
+  bits >>= used;
+  const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&bits);
+  size_t eight = 8;
+  return takeSize(bytes, eight);
+}
+
+/// Addresses that often coincide or touch (four regions 1 MiB apart, at
+/// offsets that are mostly 16-byte aligned), sit at the top of the address
+/// space, are NULL, or are anything.
+uintptr_t takeAddress(const uint8_t *&data, size_t &size) {
+  uint64_t bits = static_cast<uint64_t>(takeInt(data, size));
+  switch (bits & 3) {
+  case 0:
+    return 0x100000 * (1 + ((bits >> 2) & 3)) +
+           ((bits >> 5) & 0xfff) * ((bits >> 4) & 1 ? 16 : 1);
+  case 1:
+    return UINT64_MAX - ((bits >> 2) & 0xffff);
+  case 2:
+    return 0;
+  default:
+    return bits;
+  }
+}
+
+/// Row strides that are often legal (multiples of 8, or 0), else any size.
+int64_t takeStride(const uint8_t *&data, size_t &size) {
+  uint64_t bits = static_cast<uint64_t>(takeInt(data, size));
+  switch (bits & 3) {
+  case 0:
+    return 8 * static_cast<int64_t>((bits >> 2) % 600);
+  case 1:
+    return 0;
+  default:
+    return sizeFrom(bits, 2);
+  }
+}
+
+/// Sizes in [1, 600] most of the time, else takeSize's.
+int64_t takeDim(const uint8_t *&data, size_t &size) {
+  uint64_t bits = static_cast<uint64_t>(takeInt(data, size));
+  if (bits & 1)
+    return 1 + static_cast<int64_t>((bits >> 1) % 600);
+  return sizeFrom(bits, 1);
+}
+
+struct Range {
+  u128 begin, end; ///< [begin, end) in bytes.
+};
+
+bool overlaps(const Range &a, const Range &b) {
+  return a.begin < b.end && b.begin < a.end;
+}
+
+/// The byte range of a strided tensor; its end may pass 2^64.
+Range rangeOf(uintptr_t base, const int64_t *sizes, const int64_t *strides,
+              int rank, int elementBytes) {
+  u128 last = 0;
+  for (int i = 0; i < rank; ++i)
+    last += u128(sizes[i] - 1) * u128(strides[i]);
+  return {base, base + (last + 1) * u128(elementBytes)};
+}
+
+bool inDims(int64_t v, int64_t lo) { return v >= lo && v <= INT32_MAX; }
+
+void checkRejection(const Status &status, const std::string &prefix) {
+  MOSS_FUZZ_CHECK(status.code == MOSS_ERROR_INVALID_ARGUMENT,
+                  std::to_string(status.code) + ": " + status.message);
+  MOSS_FUZZ_CHECK(status.message.compare(0, prefix.size(), prefix) == 0,
+                  status.message);
+}
+
+void fuzzGemm(const uint8_t *data, size_t size) {
+  GemmArgs a{};
+  a.m = takeDim(data, size) - 1; // m = 0 is legal
+  a.n = takeDim(data, size);
+  a.k = takeDim(data, size);
+  a.ep = static_cast<int>(takeInt(data, size) % 4);
+  a.x = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.w = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.scale = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.residual = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.out = reinterpret_cast<void *>(takeAddress(data, size));
+
+  const bool shapeValid = a.ep >= 0 && a.ep <= 2 && inDims(a.m, 0) &&
+                          inDims(a.n, 1) && inDims(a.k, 1);
+  Status shape = checkGemmShape(a);
+  MOSS_FUZZ_CHECK(shape.ok() == shapeValid, a.label() + ": " + shape.message);
+  if (!shapeValid) {
+    checkRejection(shape, "moss_ffn_gemm(m=");
+    return;
+  }
+  if (a.m == 0) // moss_ffn_gemm returns before the pointers
+    return;
+  struct Operand {
+    const void *pointer;
+    u128 bytes;
+  };
+  const Operand operands[] = {{a.x, u128(a.m) * u128(a.k) * 2},
+                              {a.w, u128(a.n) * u128(a.k) * 2},
+                              {a.out, u128(a.m) * u128(a.n) * 2},
+                              {a.scale, u128(a.n) * 2},
+                              {a.residual, u128(a.m) * u128(a.n) * 2}};
+  const int used = a.usesScaleResidual() ? 5 : 3;
+  bool valid = true;
+  Range ranges[5];
+  for (int i = 0; i < used; ++i) {
+    uintptr_t p = reinterpret_cast<uintptr_t>(operands[i].pointer);
+    ranges[i] = {p, p + operands[i].bytes};
+    valid = valid && p != 0 && p % 2 == 0 && ranges[i].end < kAddressSpace;
+  }
+  for (int i = 0; i < used && valid; ++i)
+    if (i != 2 && overlaps(ranges[i], ranges[2]))
+      valid = false;
+  Status pointers = checkGemmPointers(a);
+  MOSS_FUZZ_CHECK(pointers.ok() == valid, a.label() + ": oracle says " +
+                                              (valid ? "valid" : "invalid") +
+                                              "; " + pointers.message);
+  if (!valid)
+    checkRejection(pointers, a.label() + ": ");
+}
+
+void fuzzAttention(const uint8_t *data, size_t size) {
+  moss_attention_args a{};
+  a.B = takeDim(data, size);
+  a.H = takeDim(data, size);
+  a.T = takeDim(data, size);
+  a.S = takeDim(data, size);
+  a.D = takeInt(data, size) & 1 ? 64 : takeSize(data, size);
+  int64_t *strides[] = {a.q_stride, a.k_stride, a.v_stride};
+  for (int64_t *s : strides) {
+    for (int i = 0; i < 3; ++i)
+      s[i] = takeStride(data, size);
+    s[3] = takeInt(data, size) & 7 ? 1 : takeSize(data, size);
+  }
+  for (int i = 0; i < 3; ++i) // any stride, 1 included
+    a.mask_stride[i] = takeSize(data, size);
+  a.q = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.k = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.v = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.mask = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.out = reinterpret_cast<void *>(takeAddress(data, size));
+  // Any int: the header fixes the enums' underlying type in C++.
+  a.layout = static_cast<moss_layout_t>(takeInt(data, size) % 4);
+  uint32_t scaleBits = static_cast<uint32_t>(takeInt(data, size));
+  switch (scaleBits & 3) {
+  case 0:
+    a.scale = 0.f;
+    break;
+  case 1:
+    a.scale = static_cast<float>(scaleBits >> 2) / 1024.f;
+    break;
+  default:
+    std::memcpy(&a.scale, &scaleBits, sizeof a.scale);
+  }
+
+  bool valid = inDims(a.B, 1) && inDims(a.H, 1) && inDims(a.T, 1) &&
+               inDims(a.S, 1) && a.D == 64;
+  const void *aligned[] = {a.q, a.k, a.v, a.out};
+  for (const void *p : aligned)
+    valid = valid && p && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  valid = valid && a.mask && (a.layout == 0 || a.layout == 1) &&
+          std::isfinite(a.scale) && a.scale >= 0.f;
+  for (const int64_t *s : strides)
+    valid = valid && s[3] == 1 && s[0] >= 0 && s[1] >= 0 && s[2] >= 0 &&
+            s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0;
+  for (int i = 0; i < 3; ++i)
+    valid = valid && a.mask_stride[i] >= 0;
+  if (valid) {
+    const int64_t qSizes[] = {a.B, a.H, a.T, a.D};
+    const int64_t kvSizes[] = {a.B, a.H, a.S, a.D};
+    const int64_t maskSizes[] = {a.B, a.T, a.S};
+    const Range inputs[] = {
+        rangeOf(reinterpret_cast<uintptr_t>(a.q), qSizes, a.q_stride, 4, 2),
+        rangeOf(reinterpret_cast<uintptr_t>(a.k), kvSizes, a.k_stride, 4, 2),
+        rangeOf(reinterpret_cast<uintptr_t>(a.v), kvSizes, a.v_stride, 4, 2),
+        rangeOf(reinterpret_cast<uintptr_t>(a.mask), maskSizes, a.mask_stride,
+                3, 1)};
+    const uintptr_t out = reinterpret_cast<uintptr_t>(a.out);
+    const Range outRange{out, out + u128(a.B) * u128(a.H) * u128(a.T) * 128};
+    valid = outRange.end < kAddressSpace;
+    for (const Range &r : inputs)
+      valid = valid && r.end < kAddressSpace && !overlaps(r, outRange);
+  }
+  Status status = checkAttentionArgs(a);
+  MOSS_FUZZ_CHECK(status.ok() == valid, std::string("oracle says ") +
+                                            (valid ? "valid" : "invalid") +
+                                            "; " + status.message);
+  if (!valid)
+    checkRejection(status, "moss_streaming_attention(B=");
+}
+
+} // namespace
+
+void fuzzArgChecks(const uint8_t *data, size_t size) {
+  if (size == 0)
+    return;
+  const bool gemm = data[0] & 1;
+  ++data, --size;
+  if (gemm)
+    fuzzGemm(data, size);
+  else
+    fuzzAttention(data, size);
+}
+
+} // namespace moss::fuzz
