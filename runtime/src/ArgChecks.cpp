@@ -10,7 +10,6 @@
 
 #include "moss/Config/AttentionLaunch.h"
 
-#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -213,12 +212,12 @@ Status checkAttentionArgs(const moss_attention_args &a) {
   // out is contiguous [B, T, H, D] or [B, H, T, D]: the same bytes.
   const int64_t outSizes[] = {a.B, a.H, a.T, a.D};
   int64_t headStride = 0, batchStride = 0;
+  const bool stridesFit =
+      !__builtin_mul_overflow(a.T, a.D, &headStride) &&
+      !__builtin_mul_overflow(a.H, headStride, &batchStride);
+  const int64_t outStrides[] = {batchStride, headStride, a.D, 1};
   Extent out;
-  if (__builtin_mul_overflow(a.T, a.D, &headStride) ||
-      __builtin_mul_overflow(a.H, headStride, &batchStride) ||
-      !extentOf("out", a.out, outSizes,
-                std::array<int64_t, 4>{batchStride, headStride, a.D, 1}.data(),
-                4, 2, out))
+  if (!stridesFit || !extentOf("out", a.out, outSizes, outStrides, 4, 2, out))
     return invalidArgument(where + "out runs past the end of the address "
                                    "space");
   for (const Extent &e : extents)
