@@ -41,8 +41,20 @@ std::string changedInputs(const config::Manifest &old,
   if (old.chip != want.chip)
     changed.push_back("chip " + old.chip + " -> " + want.chip);
   // The pipeline ends in moss-aot's own digest: a rebuilt compiler lands here.
-  if (old.pipeline != want.pipeline)
-    changed.push_back("pipeline (another moss-aot, or other ptxas options)");
+  if (old.pipeline != want.pipeline) {
+    const std::string marker = "| moss-aot sha256 ";
+    size_t oldAt = old.pipeline.rfind(marker),
+           wantAt = want.pipeline.rfind(marker);
+    bool sameSteps =
+        oldAt != std::string::npos && wantAt != std::string::npos &&
+        old.pipeline.compare(0, oldAt, want.pipeline, 0, wantAt) == 0;
+    if (sameSteps)
+      changed.push_back("moss-aot executable (sha256 " +
+                        old.pipeline.substr(oldAt + marker.size()) + " -> " +
+                        want.pipeline.substr(wantAt + marker.size()) + ")");
+    else
+      changed.push_back("pipeline (passes or ptxas options)");
+  }
   if (changed.empty())
     return "manifest.json's cache_key does not match its own fields";
   return "manifest.json was built from other inputs: " +
