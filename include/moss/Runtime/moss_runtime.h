@@ -135,6 +135,7 @@ typedef enum MOSS_ENUM_BASE {
   MOSS_LAYOUT_BTHD = 0,
   MOSS_LAYOUT_BHTD = 1
 } moss_layout_t;
+#undef MOSS_ENUM_BASE
 
 /* The MOSS_RUNTIME_API_VERSION the library was built with. Needs no runtime
  * and no GPU; never fails. */
