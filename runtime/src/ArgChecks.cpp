@@ -25,86 +25,6 @@ std::string pointerText(const void *p) {
   return text;
 }
 
-} // namespace
-
-Status checkGemmShape(const GemmArgs &c) {
-  if (c.ep != MOSS_EPILOGUE_NONE && c.ep != MOSS_EPILOGUE_GELU &&
-      c.ep != MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
-    return invalidArgument(c.label() + ": epilogue " + std::to_string(c.ep) +
-                           " is not 0 (none), 1 (gelu) or 2 "
-                           "(layerscale_residual)");
-  if (c.m < 0 || c.m > INT32_MAX)
-    return invalidArgument(c.label() + ": m must be in [0, 2147483647]");
-  if (c.n < 1 || c.n > INT32_MAX || c.k < 1 || c.k > INT32_MAX)
-    return invalidArgument(c.label() + ": n and k must be in [1, 2147483647]");
-  return success();
-}
-
-namespace {
-struct Range {
-  const char *name;
-  uintptr_t begin, end;
-};
-} // namespace
-
-Status checkGemmPointers(const GemmArgs &c) {
-  struct Operand {
-    const char *name;
-    const void *pointer;
-    int64_t elements;
-  };
-  Operand operands[] = {{"x", c.x, c.m * c.k},
-                        {"w", c.w, c.n * c.k},
-                        {"out", c.out, c.m * c.n},
-                        {"scale", c.scale, c.n},
-                        {"residual", c.residual, c.m * c.n}};
-  size_t used = c.usesScaleResidual() ? 5 : 3;
-  Range ranges[5];
-  for (size_t i = 0; i < used; ++i) {
-    const Operand &op = operands[i];
-    uintptr_t begin = reinterpret_cast<uintptr_t>(op.pointer);
-    if (!op.pointer)
-      return invalidArgument(
-          c.label() + ": " + op.name + " is NULL" +
-          (i >= 3 ? " (layerscale_residual needs scale and residual)" : ""));
-    if (begin % kBf16Bytes)
-      return invalidArgument(c.label() + ": " + op.name + " = " +
-                             pointerText(op.pointer) +
-                             " is not 2-byte aligned (bf16)");
-    uint64_t bytes = static_cast<uint64_t>(op.elements) * kBf16Bytes;
-    if (begin + bytes < begin)
-      return invalidArgument(c.label() + ": " + op.name +
-                             " runs past the end of the address space");
-    ranges[i] = {op.name, begin, begin + bytes};
-  }
-  const Range &out = ranges[2];
-  for (size_t i = 0; i < used; ++i) {
-    if (i == 2)
-      continue;
-    if (ranges[i].begin < out.end && out.begin < ranges[i].end)
-      return invalidArgument(c.label() + ": out overlaps " + ranges[i].name +
-                             " (in-place GEMMs are not supported)");
-  }
-  return success();
-}
-
-bool gemmPointersAligned16(const GemmArgs &c) {
-  auto aligned = [](const void *p) {
-    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  };
-  return aligned(c.x) && aligned(c.w) && aligned(c.out) &&
-         (!c.usesScaleResidual() || (aligned(c.scale) && aligned(c.residual)));
-}
-
-namespace {
-
-/// The kernel copies K/V rows with 16-byte cp.async (or as TMA boxes, whose
-/// tensor maps need the same) and reads q in 4-byte pairs from 16-byte
-/// aligned rows: pointers 16-byte aligned, row strides multiples of 8 bf16
-/// elements.
-constexpr uintptr_t kPointerAlign = 16;
-constexpr int64_t kStrideMultiple = 8;
-
 struct Extent {
   const char *name;
   uintptr_t begin = 0, end = 0;
@@ -133,6 +53,77 @@ bool extentOf(const char *name, const void *base, const int64_t *sizes,
   out = {name, begin, end};
   return true;
 }
+
+bool overlaps(const Extent &a, const Extent &b) {
+  return a.begin < b.end && b.begin < a.end;
+}
+
+} // namespace
+
+Status checkGemmShape(const GemmArgs &c) {
+  if (c.ep != MOSS_EPILOGUE_NONE && c.ep != MOSS_EPILOGUE_GELU &&
+      c.ep != MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
+    return invalidArgument(c.label() + ": epilogue " + std::to_string(c.ep) +
+                           " is not 0 (none), 1 (gelu) or 2 "
+                           "(layerscale_residual)");
+  if (c.m < 0 || c.m > INT32_MAX)
+    return invalidArgument(c.label() + ": m must be in [0, 2147483647]");
+  if (c.n < 1 || c.n > INT32_MAX || c.k < 1 || c.k > INT32_MAX)
+    return invalidArgument(c.label() + ": n and k must be in [1, 2147483647]");
+  return success();
+}
+
+Status checkGemmPointers(const GemmArgs &c) {
+  struct Operand {
+    const char *name;
+    const void *pointer;
+    int64_t elements;
+  };
+  Operand operands[] = {{"x", c.x, c.m * c.k},
+                        {"w", c.w, c.n * c.k},
+                        {"out", c.out, c.m * c.n},
+                        {"scale", c.scale, c.n},
+                        {"residual", c.residual, c.m * c.n}};
+  size_t used = c.usesScaleResidual() ? 5 : 3;
+  Extent ranges[5];
+  const int64_t contiguous = 1;
+  for (size_t i = 0; i < used; ++i) {
+    const Operand &op = operands[i];
+    if (!op.pointer)
+      return invalidArgument(
+          c.label() + ": " + op.name + " is NULL" +
+          (i >= 3 ? " (layerscale_residual needs scale and residual)" : ""));
+    if (reinterpret_cast<uintptr_t>(op.pointer) % kBf16Bytes)
+      return invalidArgument(c.label() + ": " + op.name + " = " +
+                             pointerText(op.pointer) +
+                             " is not 2-byte aligned (bf16)");
+    if (!extentOf(op.name, op.pointer, &op.elements, &contiguous, 1, kBf16Bytes,
+                  ranges[i]))
+      return invalidArgument(c.label() + ": " + op.name +
+                             " runs past the end of the address space");
+  }
+  for (size_t i = 0; i < used; ++i)
+    if (i != 2 && overlaps(ranges[i], ranges[2]))
+      return invalidArgument(c.label() + ": out overlaps " + ranges[i].name +
+                             " (in-place GEMMs are not supported)");
+  return success();
+}
+
+bool gemmPointersAligned16(const GemmArgs &c) {
+  auto aligned = [](const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  };
+  return aligned(c.x) && aligned(c.w) && aligned(c.out) &&
+         (!c.usesScaleResidual() || (aligned(c.scale) && aligned(c.residual)));
+}
+
+namespace {
+/// The kernel copies K/V rows with 16-byte cp.async (or as TMA boxes, whose
+/// tensor maps need the same) and reads q in 4-byte pairs from 16-byte
+/// aligned rows: pointers 16-byte aligned, row strides multiples of 8 bf16
+/// elements.
+constexpr uintptr_t kPointerAlign = 16;
+constexpr int64_t kStrideMultiple = 8;
 
 } // namespace
 
@@ -221,7 +212,7 @@ Status checkAttentionArgs(const moss_attention_args &a) {
     return invalidArgument(where + "out runs past the end of the address "
                                    "space");
   for (const Extent &e : extents)
-    if (e.begin < out.end && out.begin < e.end)
+    if (overlaps(e, out))
       return invalidArgument(where + "out overlaps " + e.name);
   return success();
 }
