@@ -107,15 +107,31 @@ std::string staleReason(const std::string &dir, const config::Manifest &want) {
     return std::string("the manifest lacks the ") +
            config::kAttentionKernelName + " kernel";
   std::string why;
+  auto filesMatch = [&](const auto &kernel) {
+    return kernelFileMatches(dir, kernel.name, kernel.cubin, kernel.cubinSha256,
+                             why) &&
+           kernelFileMatches(dir, kernel.name, kernel.ptx, "", why);
+  };
   for (const config::GemmKernelRecord &k : old.gemmKernels)
-    if (!kernelFileMatches(dir, k.name, k.cubin, k.cubinSha256, why) ||
-        !kernelFileMatches(dir, k.name, k.ptx, "", why))
+    if (!filesMatch(k))
       return why;
   for (const config::AttentionKernelRecord &k : old.attentionKernels)
-    if (!kernelFileMatches(dir, k.name, k.cubin, k.cubinSha256, why) ||
-        !kernelFileMatches(dir, k.name, k.ptx, "", why))
+    if (!filesMatch(k))
       return why;
   return "";
+}
+
+/// The whitelist, the toolchain and the (still kernel-less) manifest whose
+/// cache key a build of `options` has: what --check compares and a build
+/// writes.
+bool prepareTarget(const AotOptions &options, config::Whitelist &whitelist,
+                   BuildEnv &env, config::Manifest &manifest,
+                   std::string &err) {
+  if (!config::Whitelist::load(options.whitelistPath, whitelist, err) ||
+      !prepareBuildEnv(options.chip, options.cudaPath, env, err))
+    return false;
+  manifest = newManifest(env, whitelist.bytes());
+  return true;
 }
 
 /// Deletes kernel files of earlier builds that `manifest` no longer names.
@@ -140,12 +156,10 @@ void removeStaleKernels(const std::string &dir,
 bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
                       std::string &err) {
   config::Whitelist whitelist;
-  if (!config::Whitelist::load(options.whitelistPath, whitelist, err))
-    return false;
   BuildEnv env;
-  if (!prepareBuildEnv(options.chip, options.cudaPath, env, err))
+  config::Manifest manifest;
+  if (!prepareTarget(options, whitelist, env, manifest, err))
     return false;
-  config::Manifest manifest = newManifest(env, whitelist.bytes());
 
   std::vector<KernelGroup> groups = groupEntries(whitelist);
   std::string why = staleReason(options.outDir, manifest);
@@ -228,12 +242,10 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
 aot::CheckResult aot::runAotCheck(const AotOptions &options,
                                   llvm::raw_ostream &log, std::string &err) {
   config::Whitelist whitelist;
-  if (!config::Whitelist::load(options.whitelistPath, whitelist, err))
-    return CheckResult::Error;
   BuildEnv env;
-  if (!prepareBuildEnv(options.chip, options.cudaPath, env, err))
+  config::Manifest manifest;
+  if (!prepareTarget(options, whitelist, env, manifest, err))
     return CheckResult::Error;
-  config::Manifest manifest = newManifest(env, whitelist.bytes());
   std::string why = staleReason(options.outDir, manifest);
   if (!why.empty()) {
     err = options.outDir + " is stale for " + options.whitelistPath + ": " +
