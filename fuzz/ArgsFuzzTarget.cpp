@@ -94,8 +94,7 @@ bool inDims(int64_t v, int64_t lo) { return v >= lo && v <= INT32_MAX; }
 void checkRejection(const Status &status, const std::string &prefix) {
   MOSS_FUZZ_CHECK(status.code == MOSS_ERROR_INVALID_ARGUMENT,
                   std::to_string(status.code) + ": " + status.message);
-  MOSS_FUZZ_CHECK(status.message.compare(0, prefix.size(), prefix) == 0,
-                  status.message);
+  checkError(status.message, prefix);
 }
 
 void fuzzGemm(const uint8_t *data, size_t size) {

@@ -25,12 +25,6 @@ std::string_view asText(const uint8_t *data, size_t size) {
   return {reinterpret_cast<const char *>(data), size};
 }
 
-/// Errors start with the name given for messages, so a user sees which file.
-void checkError(const std::string &err, const std::string &source) {
-  MOSS_FUZZ_CHECK(err.size() > source.size() + 2, err);
-  MOSS_FUZZ_CHECK(err.compare(0, source.size(), source) == 0, err);
-}
-
 bool sameKey(const GemmKey &a, const GemmKey &b) {
   return a.m == b.m && a.n == b.n && a.k == b.k && a.mode == b.mode;
 }

@@ -31,6 +31,13 @@ namespace moss::fuzz {
       ::moss::fuzz::violated(#cond, detail);                                   \
   } while (false)
 
+/// Errors start with the name given for messages (a file, a call), so a user
+/// sees where, and say more than that name.
+inline void checkError(const std::string &err, const std::string &source) {
+  MOSS_FUZZ_CHECK(err.size() > source.size() + 2, err);
+  MOSS_FUZZ_CHECK(err.compare(0, source.size(), source) == 0, err);
+}
+
 /// Reads an int64 from the next 8 bytes (zero-padded at the end).
 inline int64_t takeInt(const uint8_t *&data, size_t &size) {
   uint64_t bits = 0;
