@@ -9,6 +9,8 @@
 // rotated, more than the L2 holds), beside an empty kernel. It answers what
 // the GEMM targets need to know: the floor of reading W from L2 and from HBM,
 // and whether a grid on 80 of the SMs reads slower than one on all of them.
+// First, the floor of a dependent chain: kernels that only wait for the one
+// before and write, launched plainly and as programmatic dependents.
 // Benchmark code, not a moss kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -85,6 +87,32 @@ __global__ void readByCpAsync(const int4 *data, long long vectors,
 
 __global__ void emptyKernel() {}
 
+/// The least a kernel of a dependent chain does, as the generated kernels
+/// do it: trigger its dependents at the start, wait for the kernel before
+/// (griddepcontrol; without a programmatic launch both do nothing), then
+/// write. A chain of these launched as programmatic dependents is the floor
+/// of any kernel that must see the previous kernel's writes.
+__global__ void waitThenStore(int *sink) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (threadIdx.x == 0)
+    sink[blockIdx.x] = int(blockIdx.x);
+}
+
+cudaError_t launchWaitThenStore(int ctas, bool programmatic, int *sink,
+                                cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(ctas));
+  config.blockDim = dim3(128);
+  config.stream = stream;
+  cudaLaunchAttribute overlap = {};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = programmatic ? &overlap : nullptr;
+  config.numAttrs = programmatic ? 1 : 0;
+  return cudaLaunchKernelEx(&config, waitThenStore, sink);
+}
+
 struct Options {
   std::vector<int64_t> bytes = {3072LL * 768 * 2, 5120LL * 1280 * 2};
   std::vector<int64_t> ctas = {16, 32, 48, 64, 80, 96, 132, 264};
@@ -160,10 +188,29 @@ int main(int argc, char **argv) {
   std::printf("%s, %d SMs, L2 %d MB; empty kernel %.2f us per call\n",
               prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
               emptyUs);
+  // The chain floor: plain and programmatic launches of waitThenStore.
+  std::vector<Row> rows;
+  moss::bench::DeviceBuffer chainSink(size_t(4 * maxCtas));
+  for (int64_t ctas : o.ctas) {
+    for (bool programmatic : {false, true}) {
+      double us = moss::bench::timePerCallUs(
+          stream, o.protocol, 1,
+          [&](int, int, cudaStream_t s) {
+            return launchWaitThenStore(int(ctas), programmatic,
+                                       static_cast<int *>(chainSink.get()),
+                                       s) == cudaSuccess;
+          },
+          err);
+      rows.push_back({0, ctas, programmatic ? "chain-pdl" : "chain", us, -1});
+    }
+    std::printf("wait-then-store chain, %4lld CTAs: plain %.2f us, "
+                "programmatic %.2f us per call\n",
+                (long long)ctas, rows[rows.size() - 2].hotUs,
+                rows.back().hotUs);
+  }
   std::printf("%10s %5s %-9s | %8s %8s | %8s %8s\n", "bytes", "CTAs", "mode",
               "hot us", "TB/s", "cold us", "TB/s");
 
-  std::vector<Row> rows;
   for (int64_t bytes : o.bytes) {
     const long long vectors = bytes / 16;
     // Cold: enough copies that the rotation overflows the L2 twice.
