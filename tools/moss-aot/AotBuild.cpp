@@ -42,7 +42,7 @@ std::string changedInputs(const config::Manifest &old,
     changed.push_back("chip " + old.chip + " -> " + want.chip);
   // The pipeline ends in moss-aot's own digest: a rebuilt compiler lands here.
   if (old.pipeline != want.pipeline) {
-    const std::string marker = "| moss-aot sha256 ";
+    const std::string marker = kExecutableDigestMarker;
     size_t oldAt = old.pipeline.rfind(marker),
            wantAt = want.pipeline.rfind(marker);
     bool sameSteps =

@@ -199,7 +199,7 @@ bool aot::prepareBuildEnv(const std::string &chip, const std::string &cudaPath,
   }
   env.pipeline = describeMossToCubinPipeline(env.pipelineOptions) +
                  " | ptxas -arch=" + chip + " " + kPtxasFlags +
-                 " | moss-aot sha256 " + selfSha.substr(0, 16);
+                 kExecutableDigestMarker + selfSha.substr(0, 16);
   return true;
 }
 

@@ -32,6 +32,10 @@ struct BuildEnv {
   std::string pipeline;
 };
 
+/// What precedes moss-aot's digest (16 hex digits) at the end of a pipeline
+/// string, so that --check can tell a rebuilt executable from other steps.
+constexpr const char *kExecutableDigestMarker = " | moss-aot sha256 ";
+
 /// Checks ptxas and libdevice under `cudaPath`, hashes this executable and
 /// fills `env`. Errors name the missing file.
 bool prepareBuildEnv(const std::string &chip, const std::string &cudaPath,
