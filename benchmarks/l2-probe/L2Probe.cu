@@ -191,22 +191,23 @@ int main(int argc, char **argv) {
   // The chain floor: plain and programmatic launches of waitThenStore.
   std::vector<Row> rows;
   moss::bench::DeviceBuffer chainSink(size_t(4 * maxCtas));
+  auto chainUs = [&](int64_t ctas, bool programmatic) {
+    return moss::bench::timePerCallUs(
+        stream, o.protocol, 1,
+        [&](int, int, cudaStream_t s) {
+          return launchWaitThenStore(int(ctas), programmatic,
+                                     static_cast<int *>(chainSink.get()),
+                                     s) == cudaSuccess;
+        },
+        err);
+  };
   for (int64_t ctas : o.ctas) {
-    for (bool programmatic : {false, true}) {
-      double us = moss::bench::timePerCallUs(
-          stream, o.protocol, 1,
-          [&](int, int, cudaStream_t s) {
-            return launchWaitThenStore(int(ctas), programmatic,
-                                       static_cast<int *>(chainSink.get()),
-                                       s) == cudaSuccess;
-          },
-          err);
-      rows.push_back({0, ctas, programmatic ? "chain-pdl" : "chain", us, -1});
-    }
+    double plainUs = chainUs(ctas, false), programmaticUs = chainUs(ctas, true);
+    rows.push_back({0, ctas, "chain", plainUs, -1});
+    rows.push_back({0, ctas, "chain-pdl", programmaticUs, -1});
     std::printf("wait-then-store chain, %4lld CTAs: plain %.2f us, "
                 "programmatic %.2f us per call\n",
-                (long long)ctas, rows[rows.size() - 2].hotUs,
-                rows.back().hotUs);
+                (long long)ctas, plainUs, programmaticUs);
   }
   std::printf("%10s %5s %-9s | %8s %8s | %8s %8s\n", "bytes", "CTAs", "mode",
               "hot us", "TB/s", "cold us", "TB/s");
