@@ -54,7 +54,7 @@ const std::vector<std::string> &attentionKernelArgNames() {
                                                  "S",
                                                  "scale",
                                                  "layout",
-                                                 "skip_empty_tiles",
+                                                 "flags",
                                                  "splits",
                                                  "k_map",
                                                  "v_map"};
@@ -190,7 +190,8 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s) {
 bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, int64_t kvGroups,
                            AttentionLaunch &out, std::string &err,
-                           int64_t copyWarps, AttentionTmaMode tma) {
+                           int64_t copyWarps, AttentionTmaMode tma,
+                           AttentionTriggerMode trigger) {
   const std::pair<const char *, int64_t> sizes[] = {
       {"B", b}, {"H", h}, {"T", t}, {"S", s}};
   for (const auto &[name, value] : sizes) {
@@ -259,6 +260,13 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
       launch.computeWarps * kAttentionQBytesPerWarp +
       attentionMergeBytes(launch.kvGroups, launch.rowWarps, launch.splits) +
       (launch.tmaCopies ? kAttentionTripBarrierBytes : 0);
+  // A grid triggered early has its dependents scheduled beside it: only
+  // where they find SMs of their own does that not slow this one. Split
+  // launches, whose rank 0 waits for the other ranks' pushes, lost
+  // 0.04-0.08 us with it even then (H100, 48 CTAs).
+  launch.earlyTrigger = trigger == AttentionTriggerMode::early ||
+                        (trigger == AttentionTriggerMode::rule &&
+                         launch.splits == 1 && 2 * ctas <= kAttentionSms);
   out = launch;
   return true;
 }

@@ -67,7 +67,8 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   if (!config::deriveAttentionLaunch(
           a.B, a.H, a.T, a.S, forcedSplits, forcedGroups, launch, err,
           tuning.attentionCopyWarps,
-          static_cast<config::AttentionTmaMode>(tuning.attentionTma)))
+          static_cast<config::AttentionTmaMode>(tuning.attentionTma),
+          static_cast<config::AttentionTriggerMode>(tuning.attentionTrigger)))
     return invalidArgument(err);
   // K and V by the TMA engine (the g4_tma function) in the launches marked
   // tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps encode; the
@@ -92,7 +93,9 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
                     ? static_cast<float>(1.0 / std::sqrt(double(kHeadDim)))
                     : a.scale;
   int32_t layout = static_cast<int32_t>(a.layout);
-  int32_t skip = a.skip_empty_tiles ? 1 : 0;
+  int32_t flags = static_cast<int32_t>(
+      (a.skip_empty_tiles ? config::kAttentionFlagSkipEmptyTiles : 0) |
+      (launch.earlyTrigger ? config::kAttentionFlagEarlyTrigger : 0));
   int32_t splits = static_cast<int32_t>(launch.splits);
   void *params[27] = {&q, &k, &v, &mask, &out};
   for (int i = 0; i < 12; ++i)
@@ -101,7 +104,7 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
     params[17 + i] = &sizes[i];
   params[21] = &scale;
   params[22] = &layout;
-  params[23] = &skip;
+  params[23] = &flags;
   params[24] = &splits;
   params[25] = &kMap;
   params[26] = &vMap;

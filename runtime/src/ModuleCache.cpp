@@ -95,7 +95,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   WorkspaceConfig config;
   long slots = static_cast<long>(config.slots);
   long splits = 0, groups = 0, pdl = 0, attentionPdl = 0, copyWarps = -1,
-       tma = 1;
+       tma = 1, trigger = 1;
   Status status = intFromEnv("MOSS_RUNTIME_WORKSPACE_SLOTS", 1, 64, slots);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_SPLITS", 1,
@@ -112,6 +112,8 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
     status = intFromEnv("MOSS_ATTENTION_PDL", 0, 1, attentionPdl);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_TMA", 0, 2, tma);
+  if (status.ok())
+    status = intFromEnv("MOSS_ATTENTION_EARLY_TRIGGER", 0, 2, trigger);
   if (!status.ok())
     return status;
   config.slots = static_cast<size_t>(slots);
@@ -121,6 +123,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   config.attentionKvGroups = groups;
   config.attentionCopyWarps = copyWarps;
   config.attentionTma = static_cast<int>(tma);
+  config.attentionTrigger = static_cast<int>(trigger);
   out = config;
   return success();
 }

@@ -47,6 +47,12 @@ struct WorkspaceConfig {
   /// TMA function (attentionHasTmaCopies), a tuning knob for measuring the
   /// rule. Either only where the driver encodes k and v as tensor maps.
   int attentionTma = 1;
+  /// MOSS_ATTENTION_EARLY_TRIGGER (config::AttentionTriggerMode): 0 =
+  /// attention triggers its dependents after its last key tile; 1 (default)
+  /// = at the start in the launches the rule marks
+  /// (AttentionLaunch::earlyTrigger); 2 = at the start always, a tuning knob
+  /// for measuring the rule. Matters only to programmatic launches.
+  int attentionTrigger = 1;
   /// MOSS_CODEC_GEMM_PDL=1: generated GEMMs are launched as programmatic
   /// dependents of the previous kernel in the stream (they fetch W before
   /// waiting for it; docs/kernel-abi.md).
@@ -60,7 +66,7 @@ struct WorkspaceConfig {
 /// MOSS_ATTENTION_SPLITS (1..8), MOSS_ATTENTION_KV_GROUPS (1..4),
 /// MOSS_ATTENTION_COPY_WARPS (0..3; all default to the launch rule),
 /// MOSS_CODEC_GEMM_PDL and MOSS_ATTENTION_PDL (0 or 1, default 0) and
-/// MOSS_ATTENTION_TMA (0..2, default 1).
+/// MOSS_ATTENTION_TMA and MOSS_ATTENTION_EARLY_TRIGGER (0..2, default 1).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
 struct WorkspaceSlot {

@@ -349,6 +349,55 @@ TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
   EXPECT_FALSE(withMode(16, 125, AttentionTmaMode::everywhere).tmaCopies);
 }
 
+TEST(AttentionLaunchTest, EarlyTriggerWhereADependentGridFitsBeside) {
+  auto withMode = [](int64_t b, int64_t h, int64_t t, int64_t s,
+                     AttentionTriggerMode mode) {
+    AttentionLaunch launch;
+    std::string err;
+    EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, 0, 0, launch, err,
+                                      /*copyWarps=*/-1, AttentionTmaMode::rule,
+                                      mode))
+        << err;
+    return launch;
+  };
+  auto ctas = [](const AttentionLaunch &l) {
+    return l.gridX * l.gridY * l.splits;
+  };
+  // The rule: one pass and 2 * CTAs <= 132. H=12 S=250 decode: B=1 12 CTAs,
+  // B=4 48. H=12 S=400 B=1 splits 12 heads 4 ways (48 CTAs): not, nor
+  // B=4 (96 CTAs) or H=20 S=125 B=4 (80).
+  AttentionLaunch s250 = withMode(4, 12, 1, 250, AttentionTriggerMode::rule);
+  ASSERT_EQ(s250.splits, 1);
+  ASSERT_EQ(ctas(s250), 48);
+  EXPECT_TRUE(s250.earlyTrigger);
+  EXPECT_TRUE(withMode(1, 12, 1, 250, AttentionTriggerMode::rule).earlyTrigger);
+  AttentionLaunch s400 = withMode(1, 12, 1, 400, AttentionTriggerMode::rule);
+  ASSERT_GT(s400.splits, 1);
+  ASSERT_EQ(ctas(s400), 48);
+  EXPECT_FALSE(s400.earlyTrigger);
+  AttentionLaunch b4 = withMode(4, 12, 1, 400, AttentionTriggerMode::rule);
+  ASSERT_EQ(ctas(b4), 96);
+  EXPECT_FALSE(b4.earlyTrigger);
+  EXPECT_FALSE(
+      withMode(4, 20, 1, 125, AttentionTriggerMode::rule).earlyTrigger);
+  // 66 CTAs (2 * 66 = 132) still trigger early, 67 do not.
+  AttentionLaunch h66 = withMode(1, 66, 64, 64, AttentionTriggerMode::rule);
+  ASSERT_EQ(h66.splits, 1);
+  ASSERT_EQ(ctas(h66), 66);
+  EXPECT_TRUE(h66.earlyTrigger);
+  EXPECT_FALSE(
+      withMode(1, 67, 64, 64, AttentionTriggerMode::rule).earlyTrigger);
+  // The modes override the rule and change nothing else.
+  AttentionLaunch late = withMode(1, 12, 1, 400, AttentionTriggerMode::late);
+  AttentionLaunch early = withMode(4, 12, 1, 400, AttentionTriggerMode::early);
+  EXPECT_FALSE(late.earlyTrigger);
+  EXPECT_TRUE(early.earlyTrigger);
+  EXPECT_EQ(late.splits, s400.splits);
+  EXPECT_EQ(late.sharedBytes, s400.sharedBytes);
+  EXPECT_EQ(early.splits, b4.splits);
+  EXPECT_EQ(early.threads, b4.threads);
+}
+
 TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
   const std::vector<std::string> &names = attentionKernelArgNames();
   ASSERT_EQ(names.size(), 27u);
@@ -357,6 +406,7 @@ TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
   EXPECT_EQ(names[5], "q_stride_b");
   EXPECT_EQ(names[17], "B");
   EXPECT_EQ(names[21], "scale");
+  EXPECT_EQ(names[23], "flags");
   EXPECT_EQ(names[24], "splits");
   EXPECT_EQ(names[25], "k_map");
   EXPECT_EQ(names.back(), "v_map");

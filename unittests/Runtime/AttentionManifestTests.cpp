@@ -171,7 +171,7 @@ TEST(AttentionManifest, ParamsMustMatchCompiledConstants) {
 TEST(AttentionManifest, ArgsMustMatchTheAbi) {
   expectManifestError(
       [](config::Manifest &m) { std::swap(rec(m).args[22], rec(m).args[23]); },
-      "\"args[22]\" is \"skip_empty_tiles\", expected \"layout\"");
+      "\"args[22]\" is \"flags\", expected \"layout\"");
   expectManifestError([](config::Manifest &m) { rec(m).args.pop_back(); },
                       "\"args\" has 26 entries, expected 27");
   // An ABI 4 record still naming the workspace.

@@ -6,7 +6,11 @@
 // dependents start at once, spins, then rewrites all four inputs and reads
 // out would expose either. Eager and in a CUDA graph, for a one-pass, a
 // split-KV and a key-group launch; the result must equal a plain launch on
-// the fresh inputs bit for bit.
+// the fresh inputs bit for bit. The launch rule triggers the dependents of
+// the small one-pass grids at the start and those of the split grid after
+// its last key tile (AttentionLaunch::earlyTrigger);
+// MOSS_ATTENTION_EARLY_TRIGGER=0 and 2 check the late trigger and the early
+// one in every grid the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -158,6 +162,13 @@ protected:
         << moss_runtime_last_error(nullptr);
     ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_PDL", "0", plain), MOSS_OK)
         << moss_runtime_last_error(nullptr);
+    for (int mode = 0; mode < 3; mode += 2) {
+      ScopedEnv trigger("MOSS_ATTENTION_EARLY_TRIGGER",
+                        std::to_string(mode).c_str());
+      ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_PDL", "1", forced[mode / 2]),
+                MOSS_OK)
+          << moss_runtime_last_error(nullptr);
+    }
     ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
     std::mt19937_64 rng(2027);
     // One pass (long chunk), split-KV (decode step over S = 400) and key
@@ -171,6 +182,10 @@ protected:
       ASSERT_EQ(c.run(plain.rt, /*fresh=*/true, *c.expected, stream), MOSS_OK)
           << moss_runtime_last_error(plain.rt);
     }
+    for (size_t i = 0; i < cases.size(); ++i)
+      ASSERT_EQ(earlyByRule(*cases[i]), i != 1)
+          << cases[i]->name() << ": the rule no longer triggers "
+          << (i != 1 ? "early" : "late");
     const Case &decode = *cases[1];
     ASSERT_GT(moss::config::chooseAttentionSplits(decode.B, decode.H, decode.T,
                                                   decode.S),
@@ -183,7 +198,18 @@ protected:
       cudaStreamDestroy(stream);
   }
 
+  static bool earlyByRule(const Case &c) {
+    moss::config::AttentionLaunch launch;
+    std::string err;
+    EXPECT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
+                                                    launch, err))
+        << err;
+    return launch.earlyTrigger;
+  }
+
   RuntimeHandle pdl, plain;
+  /// Programmatic launches triggering late (0) and early (2) everywhere.
+  RuntimeHandle forced[2];
   cudaStream_t stream = nullptr;
   std::vector<std::unique_ptr<Case>> cases;
 };
@@ -198,6 +224,17 @@ TEST_F(AttentionProgrammaticLaunch, WaitsForThePreviousKernelInAGraph) {
   checkGraphReplays(cases, stream, pdl.rt, [&](const Case &c) {
     return c.run(pdl.rt, /*fresh=*/false, *c.out, stream);
   });
+}
+
+TEST_F(AttentionProgrammaticLaunch, EitherTriggerWaitsForThePreviousKernel) {
+  for (RuntimeHandle &rt : forced) {
+    checkEagerly(cases, stream, rt.rt, [&](const Case &c) {
+      return c.run(rt.rt, /*fresh=*/false, *c.out, stream);
+    });
+    checkGraphReplays(cases, stream, rt.rt, [&](const Case &c) {
+      return c.run(rt.rt, /*fresh=*/false, *c.out, stream);
+    });
+  }
 }
 
 } // namespace

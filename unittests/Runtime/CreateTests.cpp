@@ -309,6 +309,13 @@ TEST(RuntimeCreate, BadAttentionCopyWarpsVariable) {
                                {"-1", "4", "all", ""}, "0..3");
 }
 
+TEST(RuntimeCreate, BadAttentionTmaAndTriggerVariables) {
+  expectIntegerVariableRefused("MOSS_ATTENTION_TMA", {"3", "-1", "on", ""},
+                               "0..2");
+  expectIntegerVariableRefused("MOSS_ATTENTION_EARLY_TRIGGER",
+                               {"3", "-1", "early", ""}, "0..2");
+}
+
 TEST(RuntimeCreate, BadGemmPdlVariable) {
   expectIntegerVariableRefused("MOSS_CODEC_GEMM_PDL", {"2", "-1", "yes", ""},
                                "0..1");

@@ -42,8 +42,14 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// at a stride of 36 floats a thread. 10: a ninth function, g4_tma, copies K
 /// and V by the TMA engine from k_map and v_map (CUtensorMaps by value,
 /// 128-byte swizzle), its trip's mbarrier after the merge area; shared
-/// memory aligned to 1024 bytes.
-constexpr int64_t kAttentionAbiVersion = 10;
+/// memory aligned to 1024 bytes. 11: parameter 23 is `flags`
+/// (kAttentionFlag*) instead of skip_empty_tiles: bit 0 skips empty tiles,
+/// bit 1 triggers the dependents at the start instead of after the last key
+/// tile.
+constexpr int64_t kAttentionAbiVersion = 11;
+/// Bits of the kernel's `flags` parameter.
+constexpr int64_t kAttentionFlagSkipEmptyTiles = 1;
+constexpr int64_t kAttentionFlagEarlyTrigger = 2;
 constexpr int64_t kAttentionHeadDim = 64;     ///< D, fixed.
 constexpr int64_t kAttentionKeysPerTile = 64; ///< keys per K/V tile.
 constexpr int64_t kAttentionRowsPerWarp = 16; ///< query rows per warp (MMA m).
@@ -197,6 +203,16 @@ struct AttentionLaunch {
   /// compute (one stage): H=12 S=400 B=16 T=1 was 0.14 us slower plainly
   /// with the engine (benchmarks/results/2026-12-04e-h200/forced-tma).
   bool tmaCopies = false;
+  /// griddepcontrol.launch_dependents at the start (kAttentionFlagEarlyTrigger)
+  /// rather than after the last key tile: by the rule for one-pass launches
+  /// (splits == 1) where a waiting grid of as many CTAs fits beside this
+  /// one, one CTA an SM (2 * CTAs <= kAttentionSms). With programmatic
+  /// launches, H200 (benchmarks/results/2026-12-05-h200/ablation): grids of
+  /// 12-48 CTAs 0.00-0.23 us faster (H=12 S=250 T=1 B=4 3.39 -> 3.17), of
+  /// 80-320 CTAs up to 0.47 us slower; H100 (2026-12-05b-h100): one-pass
+  /// grids of 12-48 CTAs up to 0.33 us faster, split ones of 48 CTAs
+  /// 0.04-0.08 slower. Matters only to a programmatic launch.
+  bool earlyTrigger = false;
   /// Dynamic shared memory: stages * kvGroups slots, 2 KiB a compute warp,
   /// the merge area, then (tmaCopies) the trip's mbarrier.
   int64_t sharedBytes = 0;
@@ -217,6 +233,12 @@ int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s);
 /// whose function has a TMA twin (attentionHasTmaCopies), a tuning knob for
 /// measuring the rule.
 enum class AttentionTmaMode { off = 0, rule = 1, everywhere = 2 };
+
+/// Which launches trigger their dependents at the start
+/// (MOSS_ATTENTION_EARLY_TRIGGER): none, the rule's
+/// (AttentionLaunch::earlyTrigger, the default) or all, a tuning knob for
+/// measuring the rule.
+enum class AttentionTriggerMode { late = 0, rule = 1, early = 2 };
 
 /// Split-KV count of the rule, for sizes >= 1: with G key groups
 /// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs
@@ -241,12 +263,12 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 /// >= 0 is used instead, capped to fill at most four warps (0 for the other
 /// functions).
 /// `tma` picks the launches marked tmaCopies (their sharedBytes count the
-/// trip mbarrier).
-bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
-                           int64_t splits, int64_t kvGroups,
-                           AttentionLaunch &out, std::string &err,
-                           int64_t copyWarps = -1,
-                           AttentionTmaMode tma = AttentionTmaMode::rule);
+/// trip mbarrier), `trigger` those marked earlyTrigger.
+bool deriveAttentionLaunch(
+    int64_t b, int64_t h, int64_t t, int64_t s, int64_t splits,
+    int64_t kvGroups, AttentionLaunch &out, std::string &err,
+    int64_t copyWarps = -1, AttentionTmaMode tma = AttentionTmaMode::rule,
+    AttentionTriggerMode trigger = AttentionTriggerMode::rule);
 
 } // namespace moss::config
 

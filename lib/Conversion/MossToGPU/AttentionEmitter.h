@@ -97,7 +97,7 @@ enum KernelArg {
   kS,
   kScale,
   kLayout,
-  kSkip,
+  kFlags, ///< kAttentionFlag* bits
   kSplits,
   kKMap, ///< CUtensorMap of k, by value (a 128-byte .param); TMA function
   kVMap,
@@ -184,6 +184,8 @@ private:
     return cmp(arith::CmpIPredicate::ne, v, constOf(v, 0));
   }
   Value toI32(Value v) { return arith::ExtUIOp::create(b, loc, i32, v); }
+  /// The bit `mask` of the launch's flags parameter (zero or nonzero).
+  Value flag(int64_t mask) { return both(arg(kFlags), constI32(mask)); }
   Value fadd(Value l, Value r) { return arith::AddFOp::create(b, loc, l, r); }
   Value fsub(Value l, Value r) { return arith::SubFOp::create(b, loc, l, r); }
   Value fmul(Value l, Value r) { return arith::MulFOp::create(b, loc, l, r); }

@@ -395,6 +395,10 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   // q, k, v and mask and every write follow this wait, so a
   // programmatic launch overlaps only the launch and the index math above
   // with the previous kernel. Without one it does nothing.
+  emitIf(notZero(flag(config::kAttentionFlagEarlyTrigger)), [&] {
+    NVVM::GriddepcontrolOp::create(b, loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
+  });
   NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   Value qHead = elementPtr(
       arg(kQ), bf16, add(mul(b64, arg(kQStrideB)), mul(h64, arg(kQStrideH))));
@@ -482,7 +486,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   }
 
   mv.scaleLog2 = fmul(arg(kScale), constF32(kLog2e));
-  Value noSkip = isZero(arg(kSkip));
+  Value noSkip = isZero(flag(config::kAttentionFlagSkipEmptyTiles));
 
   // ldmatrix: lane l addresses row l % 8 of 8x8 block l / 8. K: block i is
   // d chunk 4c + i of key group n. V (transposed): blocks 1 and 3 are keys
@@ -515,7 +519,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   Value bits1 = maskBits(myTile(oneI32), myTileValid(oneI32));
   Value active0 = activeGroups(kvGroups, noSkip, zeroI32, bits0,
                                /*tripBarrier=*/false);
-  emitIf(both(notZero(arg(kSkip)), hasTrip),
+  emitIf(both(isZero(noSkip), hasTrip),
          [&] { issueTrip(zeroI32, zeroI32, active0); });
 
   // The first waits on the trip's mbarrier follow thread 0's
@@ -597,10 +601,13 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
     scf::YieldOp::create(b, loc, yielded);
   }
   // The next kernel may be scheduled once every CTA got past its last key
-  // tile. Triggering here rather than at the start keeps a waiting grid from
+  // tile (or triggered at the start, kAttentionFlagEarlyTrigger: a CTA's
+  // first trigger counts, as when each of its threads executes one).
+  // Triggering here rather than at the start keeps a waiting grid from
   // sitting beside this one's tiles (H200: the 320-CTA grids of H=20 B=16,
   // T <= 32, 0.15-0.7 us slower with an early trigger, 0.3-0.6 us faster with
-  // this one; benchmarks/results/2026-12-04-h200).
+  // this one; benchmarks/results/2026-12-04-h200). Unconditional, so that
+  // no flag stays live across the key loop (g1_split spilled with one).
   NVVM::GriddepcontrolOp::create(b, loc,
                                  NVVM::GridDepActionKind::launch_dependents);
   RowState walked = RowState::fromValues(loop.getResults().drop_front(3));

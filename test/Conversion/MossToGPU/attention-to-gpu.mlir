@@ -4,13 +4,19 @@
 // Programmatic dependent launch (ABI 4): every function waits for the
 // previous kernel before its first access to global memory (a copy, a load
 // or a store) and lets the next one be scheduled after its key tiles: no
-// MMA follows the trigger.
+// MMA follows the trigger. With bit 1 of `flags` (%arg23, ABI 11) it
+// triggers before the wait instead (the later trigger then counts nothing).
 // PDL-LABEL: gpu.func @streaming_attention_d64_g1(
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -20,8 +26,13 @@
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -31,8 +42,13 @@
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -42,8 +58,13 @@
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -53,8 +74,13 @@
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -64,8 +90,13 @@
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -75,8 +106,13 @@
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -86,8 +122,13 @@
 // PDL-NOT: nvvm.cp.async
 // PDL-NOT: llvm.load
 // PDL-NOT: llvm.store
-// PDL-NOT: nvvm.griddepcontrol launch_dependents
-// PDL: nvvm.griddepcontrol wait
+// PDL: %[[EARLY:.*]] = arith.andi %arg23, %c2_i32{{.*}} : i32
+// PDL-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PDL-NEXT: %[[ON:.*]] = arith.cmpi ne, %[[EARLY]], %[[ZERO]] : i32
+// PDL-NEXT: scf.if %[[ON]] {
+// PDL-NEXT: nvvm.griddepcontrol launch_dependents
+// PDL-NEXT: }
+// PDL-NEXT: nvvm.griddepcontrol wait
 // PDL: nvvm.mma.sync
 // PDL: nvvm.griddepcontrol launch_dependents
 // PDL-NOT: nvvm.mma.sync
@@ -220,6 +261,7 @@
 // With key groups: one barrier, between the groups' hand-over and group 0's
 // merge; the split hand-over follows the groups' entries in the merge area.
 // CHECK: gpu.func @streaming_attention_d64_g2_split(
+// CHECK: nvvm.mma.sync
 // CHECK: nvvm.griddepcontrol launch_dependents
 // CHECK-NOT: nvvm.barrier0
 // CHECK-COUNT-5: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>

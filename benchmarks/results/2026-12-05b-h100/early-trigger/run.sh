@@ -1,16 +1,20 @@
 #!/bin/bash
-# Device call for the attention early-trigger rule (ABI 11, with
-# early-trigger.patch applied and kernels_generated/ rebuilt): the runtime
-# tests on kernels_generated/, then moss-bench --attention twice a round,
-# MOSS_ATTENTION_EARLY_TRIGGER=1 (the rule) and 0 (every launch triggers
-# after its last key tile, as ABI 10 did), two rounds interleaved; issue 6's
-# attention targets of the rule's first round, and moss-l2-probe (the floor of
-# a programmatic chain). Carry: .devdeps/prefix,
-# kernels_generated. Output: $OUT/early-trigger.tgz.
+# The device call of 2026-12-05b (run then from benchmarks/early-trigger/,
+# with early-trigger.patch applied): the runtime tests on kernels_generated/,
+# then moss-bench --attention twice a round, MOSS_ATTENTION_EARLY_TRIGGER=1
+# (the rule) and 0 (every launch triggers after its last key tile, as ABI 10
+# did), two rounds interleaved; issue 6's attention targets of the rule's
+# first round, and moss-l2-probe (the floor of a programmatic chain). Runs
+# from here as well. Carry: .devdeps/prefix, kernels_generated. Output:
+# $OUT/early-trigger.tgz.
 set -u
-cd "$(dirname "$0")/../.." || exit 1
+cd "$(dirname "$0")/../../../.." || exit 1
 source benchmarks/device_common.sh
 R=$OUT/early-trigger; mkdir -p "$R"
+# One archive comes back even when the call runs past its limit.
+pack() { (cd "$OUT" && tar czf early-trigger.tgz early-trigger && rm -rf early-trigger); }
+trap pack EXIT
+trap 'exit 143' TERM
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$R/gpu.txt"
 t0=$(date +%s)
 moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix" all moss-bench moss-l2-probe || exit 1
@@ -31,4 +35,3 @@ timeout 120 $MOSS_RT_BUILD/benchmarks/l2-probe/moss-l2-probe --json "$R/l2-probe
 echo "l2 probe rc=$?"; grep -E "chain|empty" "$R/l2-probe.txt"
 python3 benchmarks/targets.py "$R/bench-t1-r1.json" >"$R/targets-attention.md"
 tail -1 "$R/targets-attention.md"
-(cd "$OUT" && tar czf early-trigger.tgz early-trigger && rm -rf early-trigger)
