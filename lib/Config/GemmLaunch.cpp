@@ -178,6 +178,14 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
     const int64_t items = launch.bm8 * tile.bn / 8;
     launch.shareItems = ceilDiv(items, tile.split);
     launch.recvOffset = ceilDiv(launch.sharedBytes, 16) * 16;
+    // Many ranks with large shares: one bulk copy per rank beats an
+    // st.async per item; the send area must fit in the dead slab.
+    const int64_t sendOffset = ceilDiv(launch.partialBytes, 16) * 16;
+    launch.bulkHandover =
+        tile.split >= kGemmBulkHandoverMinSplit &&
+        launch.shareItems * 32 >= kGemmBulkHandoverMinShareBytes &&
+        sendOffset + items * 32 <= launch.recvOffset;
+    launch.sendOffset = launch.bulkHandover ? sendOffset : 0;
     launch.recvBarrierOffset =
         launch.recvOffset + tile.split * launch.shareItems * 8 * 4;
     launch.sharedBytes = launch.recvBarrierOffset + 8;

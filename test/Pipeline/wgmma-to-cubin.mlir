@@ -4,7 +4,8 @@
 // bm = 64 tiles run on warpgroup MMAs: x (A) and W (B) K-major in shared
 // memory with the 128-byte swizzle (1024-byte aligned buffer), cp.async
 // copies made visible to the async proxy, wgmma m64nNk16 with N = bn, FP32
-// accumulators into the usual epilogue; split-K keeps its cluster reduction.
+// accumulators into the usual epilogue; split-K keeps its cluster reduction
+// (both split tiles here: 4 and 8 ranks of 2 KiB, so by bulk copies).
 // bn = 64 tiles of bm <= 32 swap the operands: W's 64 rows are A, x is B
 // (m64nNk16 with N = bm8); bn = 128 takes a warpgroup for each 64 W rows (16
 // warps with two sets along K).
@@ -26,7 +27,7 @@
 // CHECK-SAME: .reqnctapercluster 1, 1, 4
 // CHECK-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK-SAME: wgmma.wait_group.sync.aligned \090;
-// CHECK-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
+// CHECK-SAME: cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
 // CHECK-SAME: .visible .entry linear_n3072_k768_gelu_bm16_bn64_bk64_s1(
 // CHECK-SAME: .maxntid 256, 1, 1
 // CHECK-SAME: fence.proxy.async.shared::cta;
@@ -37,8 +38,9 @@
 // CHECK-SAME: .reqnctapercluster 1, 1, 8
 // CHECK-SAME: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // CHECK-SAME: wgmma.wait_group.sync.aligned \090;
-// CHECK-SAME: st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
+// CHECK-SAME: cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
 // CHECK-NOT: mma.sync.aligned
+// CHECK-NOT: st.async
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn_m64
 // CHECK: gpu.launch_func  @moss_kernels::@linear_n3072_k768_gelu_bm64_bn32_bk64_s1 blocks in (%c96, %{{.*}}, %c1{{.*}}) threads in (%c256{{[_0-9]*}},

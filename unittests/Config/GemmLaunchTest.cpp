@@ -65,6 +65,31 @@ TEST(GemmLaunchTest, SplitKTileSlicesKAcrossTheCluster) {
   EXPECT_EQ(launch.gridZ, 4);
 }
 
+TEST(GemmLaunchTest, ManyRanksWithLargeSharesHandOverByBulkCopies) {
+  // 32 x 64 tile, 4 ranks: 256 items, 64 (2 KiB) a rank; the send area
+  // follows the one partial tile (32 rows of 64 + 4 floats) in the slab.
+  GemmLaunch bulk = derive(768, 3072, {32, 64, 32, 4});
+  EXPECT_EQ(bulk.shareItems, 64);
+  EXPECT_TRUE(bulk.bulkHandover);
+  EXPECT_EQ(bulk.sendOffset, 1 * 32 * 68 * 4);
+  EXPECT_LE(bulk.sendOffset + 256 * 32, bulk.recvOffset);
+  // Two ranks: st.async, even with 4 KiB shares.
+  GemmLaunch twoRanks = derive(3072, 768, {32, 64, 32, 2});
+  EXPECT_EQ(twoRanks.shareItems, 128);
+  EXPECT_FALSE(twoRanks.bulkHandover);
+  EXPECT_EQ(twoRanks.sendOffset, 0);
+  // Four ranks of 1 KiB shares: st.async.
+  GemmLaunch smallShares = derive(768, 3072, {16, 64, 256, 4});
+  EXPECT_EQ(smallShares.shareItems, 32);
+  EXPECT_FALSE(smallShares.bulkHandover);
+  // 16 KiB shares whose send area (64 KiB) does not fit after the partial
+  // tiles (2 x 64 rows of 260 floats) below the receive area: st.async.
+  GemmLaunch noRoom = derive(256, 256, {64, 256, 64, 4});
+  EXPECT_EQ(noRoom.shareItems, 512);
+  EXPECT_EQ(noRoom.recvOffset, 2 * 64 * 260 * 4);
+  EXPECT_FALSE(noRoom.bulkHandover);
+}
+
 TEST(GemmLaunchTest, RowStrideIsSixteenWordsModThirtyTwo) {
   // 96 words (K slice 192) is 0 (mod 32): padded; 48 words (96) is already
   // 16 (mod 32).

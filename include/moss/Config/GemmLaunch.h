@@ -34,6 +34,12 @@ constexpr int64_t kGemmMaxWarps = 16;
 constexpr int64_t kGemmMaxStages = 8;
 /// Largest portable thread-block cluster: the split-K CTAs of one tile.
 constexpr int64_t kGemmMaxSplit = 8;
+/// Split-K hand-over by bulk copies (GemmLaunch::bulkHandover): from this
+/// many ranks and this many bytes a rank finishes. On an H200 it beat
+/// st.async per item by 0.1-0.2 us where both hold and lost up to 0.25 us
+/// elsewhere (benchmarks/results/2026-12-05c-h200).
+constexpr int64_t kGemmBulkHandoverMinSplit = 4;
+constexpr int64_t kGemmBulkHandoverMinShareBytes = 2048;
 /// Padding (floats) of each row of the FP32 partial tiles: lane (g, t) writes
 /// row 2t, column g, so a row stride of bn + 4 puts the four t's 8 banks apart
 /// and the warp's 32 stores hit 32 distinct banks. Keeps 16-byte alignment.
@@ -78,6 +84,14 @@ struct GemmLaunch {
   /// by rank z with st.async; then the 8-byte mbarrier they complete.
   int64_t recvOffset = 0;
   int64_t recvBarrierOffset = 0;
+  /// split > 1: each rank writes the sums of the other ranks' items into a
+  /// send area (items * 32 bytes at sendOffset, after the partial tiles in
+  /// the slab that the MMAs no longer read) and hands each rank its share
+  /// with one cp.async.bulk, instead of an st.async per item. Set where
+  /// split >= kGemmBulkHandoverMinSplit, shareItems * 32 >=
+  /// kGemmBulkHandoverMinShareBytes and the send area fits below recvOffset.
+  bool bulkHandover = false;
+  int64_t sendOffset = 0;
   int64_t sharedBytes = 0; ///< max(slabBytes, partialBytes) (+ receive
                            ///< area and mbarrier with split > 1): dynamic.
   int64_t gridX = 0;       ///< N / bn.

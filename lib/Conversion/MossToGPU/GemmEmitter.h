@@ -142,6 +142,11 @@ private:
   /// the cluster barrier whose wait, before the pushes, makes every rank's
   /// mbarrier initialized for the others.
   void armReceiveBarrier(Value tid, Value slice, Value barrier);
+  /// The bulk split-K hand-over (GemmLaunch::bulkHandover): after the send
+  /// area is written, fenced and a bar.sync, thread 0's cp.async.bulk of
+  /// each other rank's share into that rank's slot for this rank.
+  void emitBulkHandover(Value tid, Value slice, Value send, Value recv,
+                        Value recvBarrier);
   /// st.async of 4 floats into another rank's shared memory, completing 16
   /// bytes on that rank's mbarrier.
   void pushAsync(Value remote, Value value, Value remoteBarrier);

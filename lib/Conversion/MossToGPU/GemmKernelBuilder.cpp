@@ -16,10 +16,12 @@
 // 1/split share of the tile. Each rank sums its warps' FP32 partial tiles
 // and pushes each item's sum into the receive slot of the rank that
 // finishes it (st.async into distributed shared memory, completing bytes on
-// that rank's mbarrier); a rank waits for the bytes, adds the slots in the
-// fixed order z = 0..split-1 and applies the epilogue. No workspace, no
-// atomics, no cluster barrier after the MMAs (only the wait of one whose
-// arrive, at the start, publishes the mbarriers' initialization).
+// that rank's mbarrier; or, for many ranks with large shares, through a
+// send area and one cp.async.bulk per rank); a rank waits for the bytes,
+// adds the slots in the fixed order z = 0..split-1 and applies the
+// epilogue. No workspace, no atomics, no cluster barrier after the MMAs
+// (only the wait of one whose arrive, at the start, publishes the
+// mbarriers' initialization).
 //
 //===----------------------------------------------------------------------===//
 
@@ -168,6 +170,9 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
   // a rank's slots stay alive until it has received them.
   NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   const int64_t share = launch.shareItems;
+  Value send = launch.bulkHandover
+                   ? elementPtr(smem, b.getI8Type(), launch.sendOffset)
+                   : Value();
   forEachPiece(tid, shape.epilogueItems, [&](Value item) {
     Value mLocal = divU(item, shape.colGroups);
     Value nLocal = mul(remU(item, shape.colGroups), 8);
@@ -183,6 +188,12 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     store16(lo, ptr);
     store16(hi, elementPtr(ptr, f32, 4));
     b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    if (send) { // item i at 32 i: rank z's share is one contiguous run
+      Value sendPtr = elementPtr(send, f32, mul(item, 8));
+      store16(lo, sendPtr);
+      store16(hi, elementPtr(sendPtr, f32, 4));
+      return;
+    }
     Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
                                         elementPtr(recv, f32, offset), owner);
     Value remoteBarrier =
@@ -190,7 +201,14 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     pushAsync(remote, lo, remoteBarrier);
     pushAsync(elementPtr(remote, f32, 4), hi, remoteBarrier);
   });
-  gpu::BarrierOp::create(b, loc); // this rank's own slot
+  if (send) // the bulk copies read the send area through the async proxy
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc); // this rank's own slot (and the send area)
+  if (send)
+    emitBulkHandover(tid, slice, send, recv, recvBarrier);
   emitSpinOnParity(b, loc, recvBarrier);
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
     Value item = add(mul(mLocal, shape.colGroups), divU(nLocal, 8));
@@ -201,6 +219,35 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     writeOut(lo, hi, row, n);
   });
   gpu::ReturnOp::create(b, loc);
+}
+
+void GemmEmitter::emitBulkHandover(Value tid, Value slice, Value send,
+                                   Value recv, Value recvBarrier) {
+  const int64_t share = shape.launch.shareItems;
+  // Thread 0 copies rank z's run of the send area into rank z's slot for
+  // this rank; the last ranks may finish fewer items, or none.
+  emitIf(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0)),
+      [&] {
+        for (int64_t z = 0; z < spec.split; ++z) {
+          const int64_t count =
+              std::min(share, shape.epilogueItems - z * share);
+          if (count <= 0)
+            continue;
+          Value other = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              slice, constI32(z));
+          emitIf(other, [&] {
+            Value slot = elementPtr(recv, f32, mul(mul(slice, share), 8));
+            Value dst =
+                NVVM::MapaOp::create(b, loc, clusterPtr, slot, constI32(z));
+            Value barrier = NVVM::MapaOp::create(b, loc, clusterPtr,
+                                                 recvBarrier, constI32(z));
+            Value bytes = constI32(count * 32);
+            Value run = elementPtr(send, f32, constI32(z * share * 8));
+            emitBulkCopyToCluster(b, loc, dst, run, bytes, barrier);
+          });
+        }
+      });
 }
 
 } // namespace gemm

@@ -2,7 +2,8 @@
 //
 // What the GEMM and attention kernel builders share: the NVVM address spaces
 // they use and the pieces of a merge that pushes partial results into
-// another CTA of the cluster (st.async completing on that CTA's mbarrier).
+// another CTA of the cluster (st.async or cp.async.bulk, completing on that
+// CTA's mbarrier).
 // The merges through a release/acquire cluster barrier and remote loads
 // that these replaced cost 0.1-1.2 us a split launch on an H200
 // (benchmarks/results/2026-12-04c-h200).
@@ -58,6 +59,29 @@ inline void emitStAsyncV4F32(mlir::OpBuilder &b, mlir::Location loc,
       "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [$0], "
       "{$1, $2, $3, $4}, [$5];",
       "l,f,f,f,f,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      mlir::LLVM::tailcallkind::TailCallKind::None,
+      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+}
+
+/// cp.async.bulk of `bytes` (i32, a multiple of 16) from this CTA's shared
+/// memory (`src`) into another CTA's (`dst`, from mapa), completing the
+/// bytes on that CTA's mbarrier (`remoteBarrier`, from mapa). Inline PTX:
+/// nvvm.cp.async.bulk.shared.cluster.shared.cta types its mbarrier as
+/// shared::cta, but it lives in the destination CTA.
+inline void emitBulkCopyToCluster(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value dst, mlir::Value src,
+                                  mlir::Value bytes,
+                                  mlir::Value remoteBarrier) {
+  auto i64 = b.getI64Type();
+  mlir::Value operands[] = {
+      mlir::LLVM::PtrToIntOp::create(b, loc, i64, dst),
+      mlir::LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), src), bytes,
+      mlir::LLVM::PtrToIntOp::create(b, loc, i64, remoteBarrier)};
+  mlir::LLVM::InlineAsmOp::create(
+      b, loc, mlir::TypeRange(), operands,
+      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes "
+      "[$0], [$1], $2, [$3];",
+      "l,r,r,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
       mlir::LLVM::tailcallkind::TailCallKind::None,
       mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
 }
