@@ -387,6 +387,24 @@ TEST(AttentionLaunchTest, EarlyTriggerWhereADependentGridFitsBeside) {
   EXPECT_TRUE(h66.earlyTrigger);
   EXPECT_FALSE(
       withMode(1, 67, 64, 64, AttentionTriggerMode::rule).earlyTrigger);
+  // The cases of AttentionProgrammaticLaunchTests.cpp, whose set-up asserts
+  // these classes on a GPU: a long chunk of one pass (40 CTAs) and a short
+  // chunk of key groups trigger early, the S = 400 decode step (above) late.
+  // (B=2 H=12 T=60 S=250, its long chunk until 2026-12-05, splits.)
+  AttentionLaunch longChunk =
+      withMode(2, 20, 60, 125, AttentionTriggerMode::rule);
+  ASSERT_EQ(longChunk.splits, 1);
+  ASSERT_EQ(ctas(longChunk), 40);
+  EXPECT_TRUE(longChunk.earlyTrigger);
+  AttentionLaunch shortChunk =
+      withMode(1, 20, 8, 125, AttentionTriggerMode::rule);
+  ASSERT_EQ(shortChunk.splits, 1);
+  ASSERT_GT(shortChunk.kvGroups, 1);
+  EXPECT_TRUE(shortChunk.earlyTrigger);
+  AttentionLaunch oldLong =
+      withMode(2, 12, 60, 250, AttentionTriggerMode::rule);
+  EXPECT_GT(oldLong.splits, 1);
+  EXPECT_FALSE(oldLong.earlyTrigger);
   // The modes override the rule and change nothing else.
   AttentionLaunch late = withMode(1, 12, 1, 400, AttentionTriggerMode::late);
   AttentionLaunch early = withMode(4, 12, 1, 400, AttentionTriggerMode::early);

@@ -174,7 +174,7 @@ protected:
     // One pass (long chunk), split-KV (decode step over S = 400) and key
     // groups (short chunk), by the launch rule.
     const int64_t shapes[][4] = {
-        {2, 12, 60, 250}, {1, 12, 1, 400}, {1, 20, 8, 125}};
+        {2, 20, 60, 125}, {1, 12, 1, 400}, {1, 20, 8, 125}};
     for (const auto &s : shapes) {
       cases.push_back(std::make_unique<Case>(s[0], s[1], s[2], s[3], rng));
       Case &c = *cases.back();
