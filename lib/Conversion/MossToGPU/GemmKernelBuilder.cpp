@@ -210,6 +210,12 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
   if (send)
     emitBulkHandover(tid, slice, send, recv, recvBarrier);
   emitSpinOnParity(b, loc, recvBarrier);
+  // A bulk copy reads this CTA's send area after the issuing thread moves
+  // on; only its destination learns when it is done. So a rank that has
+  // received says so, and no rank exits (freeing its send area) before all
+  // have.
+  if (send)
+    NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
     Value item = add(mul(mLocal, shape.colGroups), divU(nLocal, 8));
     Value index = sub(item, mul(slice, share));
@@ -218,6 +224,8 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     });
     writeOut(lo, hi, row, n);
   });
+  if (send)
+    NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   gpu::ReturnOp::create(b, loc);
 }
 
