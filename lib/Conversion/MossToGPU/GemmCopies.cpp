@@ -74,9 +74,8 @@ void GemmEmitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
   auto waitForPreviousGrid = [&] {
     NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   };
-  Value prefetch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                         prefetchW, constI32(0));
-  auto ifOp = scf::IfOp::create(b, loc, prefetch, /*withElseRegion=*/true);
+  auto ifOp =
+      scf::IfOp::create(b, loc, differ(prefetchW, 0), /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   for (int64_t stage = 0; stage < launch.stages; ++stage) {

@@ -83,9 +83,7 @@ void GemmEmitter::armReceiveBarrier(Value tid, Value slice, Value barrier) {
       arith::MinSIOp::create(b, loc, constI32(share),
                              sub(constI32(shape.epilogueItems), first)));
   Value bytes = mul(count, (spec.split - 1) * 32);
-  armReceiveAndArrive(
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0)),
-      barrier, bytes);
+  armReceiveAndArrive(equal(tid, 0), barrier, bytes);
 }
 
 void GemmEmitter::pushAsync(Value remote, Value value, Value remoteBarrier) {

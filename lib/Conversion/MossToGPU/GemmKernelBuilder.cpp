@@ -179,9 +179,8 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
     Value owner = divU(item, share);
     Value offset = mul(add(mul(slice, share), sub(item, mul(owner, share))), 8);
-    Value mine =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, owner, slice);
-    auto ifOp = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/true);
+    auto ifOp =
+        scf::IfOp::create(b, loc, equal(owner, slice), /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     Value ptr = elementPtr(recv, f32, offset);
@@ -234,28 +233,22 @@ void GemmEmitter::emitBulkHandover(Value tid, Value slice, Value send,
   const int64_t share = shape.launch.shareItems;
   // Thread 0 copies rank z's run of the send area into rank z's slot for
   // this rank; the last ranks may finish fewer items, or none.
-  emitIf(
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, constI32(0)),
-      [&] {
-        for (int64_t z = 0; z < spec.split; ++z) {
-          const int64_t count =
-              std::min(share, shape.epilogueItems - z * share);
-          if (count <= 0)
-            continue;
-          Value other = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                              slice, constI32(z));
-          emitIf(other, [&] {
-            Value slot = elementPtr(recv, f32, mul(mul(slice, share), 8));
-            Value dst =
-                NVVM::MapaOp::create(b, loc, clusterPtr, slot, constI32(z));
-            Value barrier = NVVM::MapaOp::create(b, loc, clusterPtr,
-                                                 recvBarrier, constI32(z));
-            Value bytes = constI32(count * 32);
-            Value run = elementPtr(send, f32, constI32(z * share * 8));
-            emitBulkCopyToCluster(b, loc, dst, run, bytes, barrier);
-          });
-        }
+  emitIf(equal(tid, 0), [&] {
+    for (int64_t z = 0; z < spec.split; ++z) {
+      const int64_t count = std::min(share, shape.epilogueItems - z * share);
+      if (count <= 0)
+        continue;
+      emitIf(differ(slice, z), [&] {
+        Value slot = elementPtr(recv, f32, mul(mul(slice, share), 8));
+        Value dst = NVVM::MapaOp::create(b, loc, clusterPtr, slot, constI32(z));
+        Value barrier =
+            NVVM::MapaOp::create(b, loc, clusterPtr, recvBarrier, constI32(z));
+        Value bytes = constI32(count * 32);
+        Value run = elementPtr(send, f32, constI32(z * share * 8));
+        emitBulkCopyToCluster(b, loc, dst, run, bytes, barrier);
       });
+    }
+  });
 }
 
 } // namespace gemm

@@ -82,6 +82,16 @@ protected:
                                        l, r);
   }
   Value lessU(Value l, int64_t r) { return lessU(l, constOf(l, r)); }
+  Value equal(Value l, Value r) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::eq,
+                                       l, r);
+  }
+  Value equal(Value l, int64_t r) { return equal(l, constOf(l, r)); }
+  Value differ(Value l, Value r) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ne,
+                                       l, r);
+  }
+  Value differ(Value l, int64_t r) { return differ(l, constOf(l, r)); }
   /// Logical and of two i1 (bitwise for wider integers).
   Value both(Value l, Value r) {
     return mlir::arith::AndIOp::create(b, loc, l, r);
