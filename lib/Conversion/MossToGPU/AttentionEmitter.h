@@ -305,6 +305,8 @@ private:
   }
   /// The function being built copies K and V by the TMA engine (g4_tma).
   bool tmaCopies = false;
+  /// Its key-group count G (mv.groups as a constant).
+  int64_t groupCount = 1;
   /// bar.sync 0 over the CTA.
   void barrier() { NVVM::Barrier0Op::create(b, loc); }
   Value constBool(bool v) {
@@ -409,6 +411,12 @@ private:
   void waitTrip(Value trip, Value stage, int64_t stages);
   /// Only with more than one key group.
   RowState mergeGroups(const RowState &state);
+  /// The merge of three or more groups: group 0's `mine`
+  /// (RowState::values) with the entries of groups 1 .. G-1 at
+  /// `entryPtr(g)`.
+  SmallVector<Value>
+  mergeEntriesAtOnce(ArrayRef<Value> mine,
+                     llvm::function_ref<Value(Value)> entryPtr);
   /// `body()`, the work of rows g + 8, under `if (mv.warpHasHighRows)`
   /// where that is set, yielding `otherwise` when it does not hold: a warp
   /// without such rows (every decode step) neither hands them over nor

@@ -329,6 +329,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   mv.h = remU(bh, heads);
   // A one-pass function walks every key tile whatever gridDim.z says.
   mv.z = split ? blockIdx(gpu::Dimension::z) : constI32(0);
+  groupCount = kvGroups;
   mv.groups = constI32(kvGroups);
   // The launch rule's row warps, min(4, ceil(T / 16)); the warps past
   // rowWarps * groups are copy warps.

@@ -12,28 +12,41 @@
 
 namespace moss::attention {
 
+namespace {
+/// A key group's hand-over is nine 16-byte vectors of RowState::values
+/// floats: vector 0 holds m and l of both rows, vectors 1 + q (row g) and
+/// 5 + q (row g + 8) the row's acc of key groups n = 2q, 2q + 1. Only the
+/// first five exist without rows g + 8 (decode steps: ifHighRows).
+SmallVector<int64_t> vectorFloats(int64_t v) {
+  if (v == 0)
+    return SmallVector<int64_t>{0, 1, 2, 3};
+  int64_t r = (v - 1) / 4, q = (v - 1) % 4;
+  SmallVector<int64_t> idx;
+  for (int64_t n = 2 * q; n < 2 * q + 2; ++n)
+    for (int64_t e = 0; e < 2; ++e)
+      idx.push_back(4 + 4 * n + 2 * r + e);
+  return idx;
+}
+
+/// Row r's floats in RowState::values: m, l, then its acc vector by vector.
+SmallVector<int64_t> rowFloats(int64_t r) {
+  SmallVector<int64_t> idx = {r, 2 + r};
+  for (int64_t v = 1 + 4 * r; v < 5 + 4 * r; ++v)
+    llvm::append_range(idx, vectorFloats(v));
+  return idx;
+}
+} // namespace
+
 /// Key groups 1.. hand their online-softmax state to group 0 through the
 /// merge area of shared memory (after the Q rows, so a group hands over as
 /// soon as its own last tile is done); group 0 merges them in
 /// order g = 1, 2, ... like the split merge (every m an integer, so the
 /// rescales are exact powers of two and a group without an allowed key, m =
-/// -inf, weighs exactly 0). Other warps keep their state, unused.
+/// -inf, weighs exactly 0); with three or more groups all at once
+/// (mergeEntriesAtOnce). Other warps keep their state, unused.
 RowState AttentionEmitter::mergeGroups(const RowState &state) {
   SmallVector<Value> mine = state.values();
-  // A hand-over is nine 16-byte vectors of RowState::values floats: vector 0
-  // holds m and l of both rows, vectors 1 + q (row g) and 5 + q (row g + 8)
-  // the row's acc of key groups n = 2q, 2q + 1. Only the first five exist
-  // without rows g + 8 (decode steps: ifHighRows).
-  auto vectorFloats = [](int64_t v) {
-    if (v == 0)
-      return SmallVector<int64_t>{0, 1, 2, 3};
-    int64_t r = (v - 1) / 4, q = (v - 1) % 4;
-    SmallVector<int64_t> idx;
-    for (int64_t n = 2 * q; n < 2 * q + 2; ++n)
-      for (int64_t e = 0; e < 2; ++e)
-        idx.push_back(4 + 4 * n + 2 * r + e);
-    return idx;
-  };
+  // The hand-over's vectors: vectorFloats.
   constexpr int64_t kVectors = kMergeFloats / 4, kLowVectors = 5;
   // Entry of the thread at place p of group g >= 1: the kMergeFloats floats
   // at ((g - 1) * perGroup + p) * kMergeFloats of the merge area (a stride
@@ -72,6 +85,12 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
+    if (groupCount >= 3) {
+      scf::YieldOp::create(b, loc, mergeEntriesAtOnce(mine, entryPtr));
+      b.setInsertionPointToEnd(ifOp.elseBlock());
+      scf::YieldOp::create(b, loc, mine);
+      return RowState::fromValues(ifOp.getResults());
+    }
     auto loop =
         scf::ForOp::create(b, loc, constI32(1), mv.groups, constI32(1), mine);
     {
@@ -98,13 +117,7 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
             other[i] = floats[k++];
       };
       place4(0, loadVectors(0, kLowVectors));
-      // Row r: m, l and its acc in `run` / `other` (RowState::values order).
-      auto rowFloats = [&](int64_t r) {
-        SmallVector<int64_t> idx = {r, 2 + r};
-        for (int64_t v = 1 + 4 * r; v < 5 + 4 * r; ++v)
-          llvm::append_range(idx, vectorFloats(v));
-        return idx;
-      };
+      // Row r: m, l and its acc in `run` / `other` (rowFloats).
       auto mergeRow = [&](int64_t r) {
         SmallVector<int64_t> idx = rowFloats(r);
         Value mRun = run[idx[0]], mOther = other[idx[0]];
@@ -139,6 +152,69 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
     scf::YieldOp::create(b, loc, mine);
   }
   return RowState::fromValues(ifOp.getResults());
+}
+
+/// Group 0 of a function of three or more groups merges the other entries
+/// at once: every entry's m first, the common maximum M, then each float as
+/// a chain of FMAs weighted by exp2(m_g - M) in order g = 0, 1, ... (every m
+/// is an integer, so the weights are exact powers of two and this rounds
+/// like merging one entry at a time, without its G - 1 dependent rounds of
+/// load, exp2 and FMA). The loads of all entries can be in flight together.
+SmallVector<Value> AttentionEmitter::mergeEntriesAtOnce(
+    ArrayRef<Value> mine, llvm::function_ref<Value(Value)> entryPtr) {
+  SmallVector<Value> entries;
+  for (int64_t g = 1; g < groupCount; ++g)
+    entries.push_back(entryPtr(constI32(g)));
+  auto vectorOfEntry = [&](Value entry, int64_t v) {
+    Value vec = load(v4f32, elementPtr(entry, f32, constI32(4 * v)), 16);
+    SmallVector<Value> floats;
+    for (int64_t i = 0; i < 4; ++i)
+      floats.push_back(lane(vec, i));
+    return floats;
+  };
+  // Vector 0: m and l of both rows (RowState::values order).
+  SmallVector<SmallVector<Value>> heads;
+  for (Value entry : entries)
+    heads.push_back(vectorOfEntry(entry, 0));
+  // Row r's floats in rowFloats order.
+  auto mergeRow = [&](int64_t r) {
+    Value m = mine[r];
+    for (const SmallVector<Value> &head : heads)
+      m = fmax(m, head[r]);
+    Value mUse =
+        select(fcmp(arith::CmpFPredicate::OEQ, m, negInf()), constF32(0.0), m);
+    SmallVector<Value> weights = {exp2(fsub(mine[r], mUse))};
+    for (const SmallVector<Value> &head : heads)
+      weights.push_back(exp2(fsub(head[r], mUse)));
+    SmallVector<Value> out = {m};
+    Value l = fmul(mine[2 + r], weights[0]);
+    for (auto [g, head] : llvm::enumerate(heads))
+      l = fma(weights[g + 1], head[2 + r], l);
+    out.push_back(l);
+    for (int64_t v = 1 + 4 * r; v < 5 + 4 * r; ++v) {
+      SmallVector<SmallVector<Value>> others;
+      for (Value entry : entries)
+        others.push_back(vectorOfEntry(entry, v));
+      for (auto [q, i] : llvm::enumerate(vectorFloats(v))) {
+        Value acc = fmul(mine[i], weights[0]);
+        for (auto [g, other] : llvm::enumerate(others))
+          acc = fma(weights[g + 1], other[q], acc);
+        out.push_back(acc);
+      }
+    }
+    return out;
+  };
+  SmallVector<Value> out(mine);
+  auto place = [&](int64_t r, ArrayRef<Value> row) {
+    for (auto [j, i] : llvm::enumerate(rowFloats(r)))
+      out[i] = row[j];
+  };
+  place(0, mergeRow(0));
+  SmallVector<Value> keepHigh;
+  for (int64_t i : rowFloats(1))
+    keepHigh.push_back(mine[i]);
+  place(1, ifHighRows(keepHigh, [&] { return mergeRow(1); }));
+  return out;
 }
 
 /// bf16 of acc / l for row r of this lane (16 values: d = 8n + 2t, +1),

@@ -203,7 +203,9 @@
 // group 0 in the merge area after the Q rows, at once (no barrier: no warp
 // reads it before) as 16-byte vectors (five for row g, four more for row
 // g + 8 where the warp has it), one barrier publishes it and group 0 merges
-// them, a vector load at a time.
+// the three entries at once, with no loop: their m and l vectors, the
+// largest m, the four weights, then row g's acc vectors of every entry, and
+// row g + 8's where the warp has it.
 // CHECK: gpu.func @streaming_attention_d64_g4(
 // CHECK: nvvm.mma.sync
 // CHECK: nvvm.barrier0
@@ -215,10 +217,17 @@
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK-NOT: llvm.store
 // CHECK: nvvm.barrier0
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c4_i32{{(_[0-9]+)?}} step %{{.*}} iter_args
-// CHECK-COUNT-5: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: scf.for
+// CHECK-COUNT-3: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK-NOT: llvm.load
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-COUNT-3: arith.maxnumf
+// CHECK-NOT: llvm.load
+// CHECK-COUNT-4: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-COUNT-12: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: llvm.load
+// CHECK: scf.if
+// CHECK-COUNT-12: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: scf.for
 // CHECK: gpu.return
 // The split functions (splits > 1, one cluster of the splits): thread 0
 // arms the receive mbarrier (rank 0 expects (splits - 1) slots) and every
