@@ -80,19 +80,22 @@ bool attentionHasCopyWarps(int64_t kvGroups) {
 }
 
 bool attentionHasTmaCopies(int64_t kvGroups, bool split) {
-  return kvGroups == 4 && !split;
+  return (kvGroups == 4 || kvGroups == 2) && !split;
 }
 
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma) {
   if (tma)
-    return attentionHasTmaCopies(kvGroups, split) ? 2 * kAttentionMaxKvGroups
-                                                  : -1;
+    return !attentionHasTmaCopies(kvGroups, split) ? -1
+           : kvGroups == 4                         ? 2 * kAttentionMaxKvGroups
+                           : 2 * kAttentionMaxKvGroups + 1;
   return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
 
 AttentionFunction attentionFunctionAt(int64_t index) {
   if (index == 2 * kAttentionMaxKvGroups)
-    return {kAttentionMaxKvGroups, false, true};
+    return {4, false, true};
+  if (index == 2 * kAttentionMaxKvGroups + 1)
+    return {2, false, true};
   return {index % kAttentionMaxKvGroups + 1, index >= kAttentionMaxKvGroups};
 }
 
@@ -241,8 +244,14 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   // the SM has warp slots to spare.
   int64_t ctas = launch.gridX * launch.gridY * launch.splits;
   int64_t byRule = ctas <= kAttentionSms ? kAttentionMaxWarps : 0;
+  const bool oneTrip = launch.tilesPerSplit <= launch.kvGroups;
+  launch.tmaCopies =
+      tma != AttentionTmaMode::off &&
+      attentionHasTmaCopies(launch.kvGroups, launch.splits > 1) &&
+      (tma == AttentionTmaMode::everywhere || oneTrip);
+  // A TMA function's copies are thread 0's: it has no copy warps.
   launch.copyWarps =
-      attentionHasCopyWarps(launch.kvGroups)
+      attentionHasCopyWarps(launch.kvGroups) && !launch.tmaCopies
           ? std::max<int64_t>(
                 0, std::min(copyWarps < 0 ? byRule : copyWarps,
                             kAttentionMaxWarps - launch.computeWarps))
@@ -250,11 +259,6 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.warps = launch.computeWarps + launch.copyWarps;
   launch.threads = 32 * launch.warps;
   launch.stages = attentionStages(launch.kvGroups);
-  const bool oneTrip = launch.tilesPerSplit <= launch.kvGroups;
-  launch.tmaCopies =
-      tma != AttentionTmaMode::off &&
-      attentionHasTmaCopies(launch.kvGroups, launch.splits > 1) &&
-      (tma == AttentionTmaMode::everywhere || oneTrip);
   launch.sharedBytes =
       launch.stages * launch.kvGroups * kAttentionSlotBytes +
       launch.computeWarps * kAttentionQBytesPerWarp +

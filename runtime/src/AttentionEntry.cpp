@@ -70,17 +70,25 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
           static_cast<config::AttentionTmaMode>(tuning.attentionTma),
           static_cast<config::AttentionTriggerMode>(tuning.attentionTrigger)))
     return invalidArgument(err);
-  // K and V by the TMA engine (the g4_tma function) in the launches marked
-  // tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps encode; the
-  // maps travel by value in the launch's parameters (a graph keeps its
-  // copy). Otherwise g4 serves the launch by cp.async, its shared memory
-  // 16 bytes (the unused trip mbarrier) larger. CUtensorMap carries the
-  // alignment the driver needs (64 bytes in CUDA 12's cuda.h, 128 in 13's);
-  // a weaker alignas would be ill-formed (clang rejects it).
+  // K and V by the TMA engine (the g4_tma and g2_tma functions) in the
+  // launches marked tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps
+  // encode; the maps travel by value in the launch's parameters (a graph
+  // keeps its copy). Otherwise g4 or g2 serves the launch by cp.async.
+  // CUtensorMap carries the alignment the driver needs (64 bytes in CUDA 12's
+  // cuda.h, 128 in 13's); a weaker alignas would be ill-formed (clang rejects
+  // it).
   CUtensorMap kMap = {}, vMap = {};
   const bool tma = launch.tmaCopies &&
                    encodeKvMap(api, a.k, a, a.k_stride, kMap) &&
                    encodeKvMap(api, a.v, a, a.v_stride, vMap);
+  // Without the maps the launch is the rule's without TMA (g2 gets its copy
+  // warps back, g4 drops the trip mbarrier's 16 bytes).
+  if (launch.tmaCopies && !tma &&
+      !config::deriveAttentionLaunch(
+          a.B, a.H, a.T, a.S, forcedSplits, forcedGroups, launch, err,
+          tuning.attentionCopyWarps, config::AttentionTmaMode::off,
+          static_cast<config::AttentionTriggerMode>(tuning.attentionTrigger)))
+    return invalidArgument(err);
   const void *q = a.q, *k = a.k, *v = a.v, *mask = a.mask;
   void *out = a.out;
   int64_t strides[12] = {a.q_stride[0],    a.q_stride[1],    a.q_stride[2],

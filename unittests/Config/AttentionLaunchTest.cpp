@@ -20,6 +20,18 @@ AttentionLaunch derive(int64_t b, int64_t h, int64_t t, int64_t s,
   return launch;
 }
 
+/// The rule without TMA copies (AttentionTmaMode::off): the compiler's
+/// host code, and the runtime where k or v does not encode as a tensor map.
+AttentionLaunch deriveCp(int64_t b, int64_t h, int64_t t, int64_t s,
+                         int64_t splits = 0, int64_t groups = 0) {
+  AttentionLaunch launch;
+  std::string err;
+  EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, splits, groups, launch, err, -1,
+                                    AttentionTmaMode::off))
+      << err;
+  return launch;
+}
+
 std::string deriveError(int64_t b, int64_t h, int64_t t, int64_t s,
                         int64_t splits = 0, int64_t groups = 0) {
   AttentionLaunch launch;
@@ -59,16 +71,17 @@ TEST(AttentionLaunchTest, DecodeUsesKeyGroupsAndSplits) {
 }
 
 TEST(AttentionLaunchTest, CopyWarpsFillSmallGridsOfTwoOrThreeGroups) {
-  // H = 20, S = 125: two groups of one row warp, 20 CTAs: two copy warps.
-  AttentionLaunch decode = derive(1, 20, 1, 125);
+  // Without TMA (with it: TmaFunction... below). H = 20, S = 125: two
+  // groups of one row warp, 20 CTAs: two copy warps.
+  AttentionLaunch decode = deriveCp(1, 20, 1, 125);
   EXPECT_EQ(decode.kvGroups, 2);
   EXPECT_EQ(decode.copyWarps, 2);
   EXPECT_EQ(decode.threads, 128);
   // Copy warps have no Q rows.
   EXPECT_EQ(decode.sharedBytes, 4 * 16384 + 2 * 2048 + 4608);
-  EXPECT_EQ(derive(4, 20, 8, 125).copyWarps, 2); // 80 CTAs
+  EXPECT_EQ(deriveCp(4, 20, 8, 125).copyWarps, 2); // 80 CTAs
   // Past one CTA an SM (B = 8: 160 CTAs) the SMs' warp slots are taken.
-  AttentionLaunch busy = derive(8, 20, 1, 125);
+  AttentionLaunch busy = deriveCp(8, 20, 1, 125);
   EXPECT_EQ(busy.kvGroups, 2);
   EXPECT_EQ(busy.copyWarps, 0);
   EXPECT_EQ(busy.threads, 64);
@@ -90,7 +103,8 @@ TEST(AttentionLaunchTest, CopyWarpsFillSmallGridsOfTwoOrThreeGroups) {
                    int64_t copyWarps) {
     AttentionLaunch launch;
     std::string err;
-    EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, 0, 0, launch, err, copyWarps))
+    EXPECT_TRUE(deriveAttentionLaunch(b, h, t, s, 0, 0, launch, err, copyWarps,
+                                      AttentionTmaMode::off))
         << err;
     return launch;
   };
@@ -151,7 +165,7 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   EXPECT_EQ(chooseAttentionKvGroups(32, 12, 1, 400), 2);
   EXPECT_EQ(chooseAttentionKvGroups(16, 20, 32, 125), 1);
   EXPECT_EQ(chooseAttentionKvGroups(20, 20, 1, 125), 1);
-  AttentionLaunch paired = derive(16, 20, 1, 125);
+  AttentionLaunch paired = deriveCp(16, 20, 1, 125);
   EXPECT_EQ(paired.splits, 1);
   EXPECT_EQ(paired.copyWarps, 0);
   EXPECT_EQ(paired.threads, 64);
@@ -292,7 +306,7 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
 
 TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   for (int64_t g = 1; g <= 4; ++g) {
-    EXPECT_EQ(attentionHasTmaCopies(g, false), g == 4);
+    EXPECT_EQ(attentionHasTmaCopies(g, false), g == 4 || g == 2);
     EXPECT_FALSE(attentionHasTmaCopies(g, true));
   }
   // H = 12, S = 250 decode: four groups, the four tiles in one trip; the
@@ -315,8 +329,26 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   ASSERT_EQ(b16.tilesPerSplit, 7);
   EXPECT_FALSE(b16.tmaCopies);
   EXPECT_EQ(b16.sharedBytes, 4 * 16384 + 4 * 2048 + 3 * 4608);
-  // Two groups (S = 125 decode) and one group (long chunks): cp.async.
-  EXPECT_FALSE(derive(1, 20, 1, 125).tmaCopies);
+  // Two groups (S = 125 decode, ABI 12): g2_tma, two stages of two slots,
+  // both stages' mbarriers; no copy warps (thread 0 issues the boxes), up to
+  // 396 CTAs.
+  AttentionLaunch s125 = derive(1, 20, 1, 125);
+  ASSERT_EQ(s125.kvGroups, 2);
+  EXPECT_TRUE(s125.tmaCopies);
+  EXPECT_EQ(s125.copyWarps, 0);
+  EXPECT_EQ(s125.threads, 64);
+  EXPECT_EQ(s125.sharedBytes, 4 * 16384 + 2 * 2048 + 4608 + 16);
+  EXPECT_TRUE(derive(16, 20, 1, 125).tmaCopies);  // 320 CTAs
+  EXPECT_EQ(derive(1, 20, 32, 125).threads, 128); // two row warps
+  EXPECT_TRUE(derive(1, 20, 32, 125).tmaCopies);
+  // Without TMA the same launch has its copy warps again.
+  EXPECT_EQ(deriveCp(1, 20, 1, 125).copyWarps, 2);
+  // Two groups of two trips (S = 400, T = 32, B = 4, per split) and one
+  // group (long chunks): cp.async.
+  AttentionLaunch twoTrips = derive(4, 12, 32, 400);
+  ASSERT_EQ(twoTrips.kvGroups, 2);
+  ASSERT_GT(twoTrips.tilesPerSplit, 2);
+  EXPECT_FALSE(twoTrips.tmaCopies);
   EXPECT_FALSE(derive(16, 12, 480, 400).tmaCopies);
 }
 
@@ -344,9 +376,9 @@ TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
   EXPECT_EQ(every.sharedBytes, rule.sharedBytes + kAttentionTripBarrierBytes);
   EXPECT_EQ(every.kvGroups, rule.kvGroups);
   EXPECT_EQ(every.tilesPerSplit, rule.tilesPerSplit);
-  // Split launches and fewer groups have no TMA function in any mode.
+  // Split launches and one group have no TMA function in any mode.
   EXPECT_FALSE(withMode(4, 400, AttentionTmaMode::everywhere).tmaCopies);
-  EXPECT_FALSE(withMode(16, 125, AttentionTmaMode::everywhere).tmaCopies);
+  EXPECT_FALSE(withMode(64, 125, AttentionTmaMode::everywhere).tmaCopies);
 }
 
 TEST(AttentionLaunchTest, EarlyTriggerWhereADependentGridFitsBeside) {
@@ -439,10 +471,17 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionKernelRole({3, true}), "g3_split");
   EXPECT_EQ(attentionKernelSymbol({4, false, true}),
             "streaming_attention_d64_g4_tma");
-  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 1);
+  EXPECT_EQ(attentionKernelSymbol({2, false, true}),
+            "streaming_attention_d64_g2_tma");
+  EXPECT_EQ(attentionKernelRole({2, false, true}), "g2_tma");
+  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 2);
+  EXPECT_EQ(attentionFunctionIndex(2, false, true), kAttentionFunctions - 1);
   EXPECT_EQ(attentionFunctionIndex(4, true, true), -1);
-  EXPECT_EQ(attentionFunctionIndex(2, false, true), -1);
+  EXPECT_EQ(attentionFunctionIndex(2, true, true), -1);
+  EXPECT_EQ(attentionFunctionIndex(3, false, true), -1);
+  EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 2).tma);
   EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 1).tma);
+  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 1).kvGroups, 2);
   // One-pass functions first, then the split ones, each by G.
   EXPECT_EQ(attentionFunctionIndex(1, false), 0);
   EXPECT_EQ(attentionFunctionIndex(4, false), 3);

@@ -552,14 +552,22 @@ TEST_F(Attention, KeyGroupsAgreeWithOneGroup) {
 }
 
 TEST_F(Attention, CopyWarpsChangeNothing) {
-  // Copy warps only share a CTA's K/V copies: with none, with the rule's and
-  // with as many as fit, every output bit is the same, with skip on and off
-  // and in both layouts.
-  RuntimeHandle none, most;
-  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_COPY_WARPS", "0", none), MOSS_OK)
-      << moss_runtime_last_error(nullptr);
-  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_COPY_WARPS", "3", most), MOSS_OK)
-      << moss_runtime_last_error(nullptr);
+  // Copy warps only share a CTA's K/V copies by cp.async: with none, with
+  // the rule's and with as many as fit, every output bit is the same, with
+  // skip on and off and in both layouts. (K and V by cp.async everywhere:
+  // the TMA functions' launches have no copy warps.)
+  RuntimeHandle none, most, rule;
+  {
+    ScopedEnv cpAsync("MOSS_ATTENTION_TMA", "0");
+    ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_COPY_WARPS", "0", none),
+              MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+    ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_COPY_WARPS", "3", most),
+              MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+    ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_PDL", "0", rule), MOSS_OK)
+        << moss_runtime_last_error(nullptr);
+  }
   struct Case {
     int64_t B, H, T, S;
     MaskKind kind;
@@ -573,8 +581,9 @@ TEST_F(Attention, CopyWarpsChangeNothing) {
                  Case{8, 20, 1, 125, MaskKind::Ring, 0}}) { // 160 CTAs
     moss::config::AttentionLaunch launch;
     std::string err;
-    ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
-                                                    launch, err));
+    ASSERT_TRUE(moss::config::deriveAttentionLaunch(
+        c.B, c.H, c.T, c.S, 0, 0, launch, err, -1,
+        moss::config::AttentionTmaMode::off));
     Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 70 + c.T);
     SCOPED_TRACE(caseName(p) + " -> splits " + std::to_string(launch.splits) +
                  " x " + std::to_string(launch.kvGroups) + " groups, " +
@@ -584,7 +593,7 @@ TEST_F(Attention, CopyWarpsChangeNothing) {
     size_t n = p.outElems();
     std::vector<uint16_t> without = head(dev.run(none.rt, dev.base), n);
     EXPECT_LE(relativeL2(without, reference(p)), kAttentionTolerance);
-    EXPECT_EQ(head(dev.run(h.rt, dev.base), n), without) << "rule";
+    EXPECT_EQ(head(dev.run(rule.rt, dev.base), n), without) << "rule";
     EXPECT_EQ(head(dev.run(most.rt, dev.base), n), without) << "forced 3";
     moss_attention_args a = dev.base;
     a.skip_empty_tiles = 1;
@@ -597,13 +606,14 @@ TEST_F(Attention, CopyWarpsChangeNothing) {
 }
 
 TEST_F(Attention, TmaCopiesChangeNothing) {
-  // K and V by the TMA engine (g4_tma: the default for one-trip four-group
-  // launches; with MOSS_ATTENTION_TMA=2 also for two-trip ones, whose one
-  // stage's mbarrier completes twice and, with skip on, expects fewer bytes
-  // for trips of fewer tiles) or by every thread's cp.async
-  // (MOSS_ATTENTION_TMA=0): only how the tiles reach shared memory differs,
-  // so every output bit is the same, with tail tiles, skip on, the bhtd
-  // layout and a strided mask.
+  // K and V by the TMA engine (g4_tma and g2_tma: the default for one-trip
+  // four- and two-group launches; with MOSS_ATTENTION_TMA=2 also for
+  // two-trip ones: g4_tma's one stage's mbarrier completes twice, g2_tma's
+  // two stages alternate, and with skip on a trip of fewer tiles expects
+  // fewer bytes) or by every thread's cp.async (MOSS_ATTENTION_TMA=0, which
+  // gives g2 its copy warps back): only how the tiles reach shared memory
+  // differs, so every output bit is the same, with tail tiles, skip on, the
+  // bhtd layout and a strided mask.
   RuntimeHandle cp, forced;
   ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
       << moss_runtime_last_error(nullptr);
@@ -613,6 +623,7 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
     int64_t B, H, T, S;
     MaskKind kind;
     bool byRule; // else two trips, only with MOSS_ATTENTION_TMA=2
+    int64_t groups = 4;
   };
   for (Case c : {Case{1, 12, 1, 250, MaskKind::Ring, true}, // 58-key tail
                  Case{2, 12, 1, 250, MaskKind::Ring, true}, // 24 CTAs
@@ -622,7 +633,15 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
                  Case{16, 12, 1, 250, MaskKind::Ring, true},  // 192 CTAs
                  Case{16, 12, 1, 400, MaskKind::Ring, false}, // two trips
                  Case{16, 12, 8, 400, MaskKind::SparseHistory, false},
-                 Case{8, 12, 1, 400, MaskKind::Random, false}}) { // 96 CTAs
+                 Case{8, 12, 1, 400, MaskKind::Random, false}, // 96 CTAs
+                 // Two groups: a 61-key tail, rows g + 8, 320 CTAs, two
+                 // row warps, a 36-key tail; two trips (320 CTAs).
+                 Case{1, 20, 1, 125, MaskKind::Ring, true, 2},
+                 Case{4, 20, 16, 125, MaskKind::Random, true, 2},
+                 Case{16, 20, 1, 125, MaskKind::Ring, true, 2},
+                 Case{1, 20, 32, 125, MaskKind::SparseHistory, true, 2},
+                 Case{2, 7, 1, 100, MaskKind::Random, true, 2},
+                 Case{16, 20, 1, 250, MaskKind::Ring, false, 2}}) {
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,
@@ -630,7 +649,7 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
     Problem p = makeProblem(c.B, c.H, c.T, c.S, c.kind, 110 + c.S + c.T);
     SCOPED_TRACE(caseName(p) + " -> splits " + std::to_string(launch.splits) +
                  " x " + std::to_string(launch.kvGroups) + " groups");
-    ASSERT_EQ(launch.kvGroups, 4);
+    ASSERT_EQ(launch.kvGroups, c.groups);
     ASSERT_EQ(launch.splits, 1);
     ASSERT_EQ(launch.tmaCopies, c.byRule);
     moss_runtime_t tma = c.byRule ? h.rt : forced.rt;

@@ -45,8 +45,9 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// memory aligned to 1024 bytes. 11: parameter 23 is `flags`
 /// (kAttentionFlag*) instead of skip_empty_tiles: bit 0 skips empty tiles,
 /// bit 1 triggers the dependents at the start instead of after the last key
-/// tile.
-constexpr int64_t kAttentionAbiVersion = 11;
+/// tile. 12: a tenth function, g2_tma, copies K and V of one-trip
+/// two-group launches by the TMA engine (no copy warps).
+constexpr int64_t kAttentionAbiVersion = 12;
 /// Bits of the kernel's `flags` parameter.
 constexpr int64_t kAttentionFlagSkipEmptyTiles = 1;
 constexpr int64_t kAttentionFlagEarlyTrigger = 2;
@@ -66,15 +67,16 @@ constexpr int64_t kAttentionMaxKvGroups = 4;
 /// the TMA engine (attentionHasTmaCopies), apart so that the cp.async
 /// functions keep their code (with both paths in one function, two-trip
 /// launches of it got 0.2-0.4 us slower on an H200).
-constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 1;
+/// ABI 12 adds a tenth, g2_tma, the same for two groups.
+constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 2;
 /// One slot of dynamic shared memory holds a key tile's K then its V.
 constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
 /// Slots of a launch: groups * stages <= 4 (stages = 2 for <= 2 groups).
 constexpr int64_t kAttentionMaxSlots = 4;
-/// In the TMA function (attentionHasTmaCopies), one mbarrier a stage at the
-/// very end (8 bytes, one stage: G = 4): the trip's TMA copies complete on
-/// it; AttentionLaunch::sharedBytes counts it for tmaCopies launches. At the
-/// end, so that every other offset stays as in ABI 9.
+/// In the TMA functions (attentionHasTmaCopies), one mbarrier a stage at the
+/// very end (8 bytes; one stage for G = 4, two for G = 2): the trip's TMA
+/// copies complete on it; AttentionLaunch::sharedBytes counts it for tmaCopies
+/// launches. At the end, so that every other offset stays as in ABI 9.
 constexpr int64_t kAttentionTripBarrierBytes = 16;
 /// Each warp keeps its 16 Q rows (bf16) after the slots.
 constexpr int64_t kAttentionQBytesPerWarp = 16 * 64 * 2;
@@ -132,17 +134,21 @@ int64_t attentionMinCtasPerSm(int64_t kvGroups);
 /// of 2 and 3 groups (one row warp leaves them room). The others are built
 /// without: four groups never leave room, and the per-thread tests cost the
 /// one-group function's 320-CTA decode grids 0.4 us (H200,
-/// benchmarks/results/2026-12-04d-h200/sweeps).
+/// benchmarks/results/2026-12-04d-h200/sweeps). (g2_tma is built with them
+/// too, but its launches have none.)
 bool attentionHasCopyWarps(int64_t kvGroups);
 
 /// Whether launches for `kvGroups` key groups (split ones with `split`)
 /// have a function that copies K and V by the TMA engine (ABI 10): the
-/// one-pass launches of 4 groups, by streaming_attention_d64_g4_tma, whose
-/// K/V slots use the engine's 128-byte swizzle. H200
+/// one-pass launches of 4 groups, by streaming_attention_d64_g4_tma, and
+/// (ABI 12) of 2 groups, by streaming_attention_d64_g2_tma, whose K/V slots
+/// use the engine's 128-byte swizzle. H200
 /// (benchmarks/results/2026-12-04e-h200): with the engine in every function
 /// the one- and two-group functions got 0.3-5 us slower, their cp.async path
 /// too (register allocation); split launches of four groups (H=12 S=400 B=4
-/// T=1) were 0.2 us slower with it.
+/// T=1) were 0.2 us slower with it. A function of its own for two groups
+/// (no copy warps: thread 0 issues the boxes) made H=20 S=125 decode steps
+/// 0.1-0.25 us faster (H100, benchmarks/results/2026-12-05e-h100/g2-tma).
 bool attentionHasTmaCopies(int64_t kvGroups, bool split);
 
 /// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp):
@@ -156,8 +162,9 @@ int64_t attentionStages(int64_t kvGroups);
 
 /// Index of the function for `kvGroups` key groups (1..4), one-pass or
 /// split, in the manifest's function list: G - 1, or 4 + G - 1 for split;
-/// with `tma` the function that copies K and V by the TMA engine, 8 (only
-/// for attentionHasTmaCopies(kvGroups, split); -1 otherwise).
+/// with `tma` the function that copies K and V by the TMA engine, 8 for four
+/// groups and 9 for two (only for attentionHasTmaCopies(kvGroups, split); -1
+/// otherwise).
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma = false);
 /// The function at `index` (0 .. kAttentionFunctions - 1) of that list.
 struct AttentionFunction {
@@ -167,8 +174,8 @@ struct AttentionFunction {
 };
 AttentionFunction attentionFunctionAt(int64_t index);
 /// Symbol of that function: streaming_attention_d64_g<G>,
-/// streaming_attention_d64_g<G>_split or streaming_attention_d64_g4_tma;
-/// its manifest role "g<G>", "g<G>_split" or "g4_tma".
+/// streaming_attention_d64_g<G>_split or streaming_attention_d64_g<G>_tma;
+/// its manifest role "g<G>", "g<G>_split" or "g<G>_tma".
 std::string attentionKernelSymbol(const AttentionFunction &f);
 std::string attentionKernelRole(const AttentionFunction &f);
 
@@ -184,7 +191,8 @@ struct AttentionLaunch {
   int64_t rowWarps = 0;     ///< min(4, ceil(T / 16)): warps of distinct rows.
   int64_t kvGroups = 0;     ///< key groups (1..4): rowWarps * kvGroups <= 4.
   int64_t computeWarps = 0; ///< rowWarps * kvGroups.
-  /// Warps past the compute warps that only share the K/V copies.
+  /// Warps past the compute warps that only share the K/V copies (none in
+  /// a tmaCopies launch).
   int64_t copyWarps = 0;
   int64_t warps = 0;         ///< computeWarps + copyWarps <= 4.
   int64_t threads = 0;       ///< 32 * warps: blockDim.x of the main kernel.
@@ -201,7 +209,9 @@ struct AttentionLaunch {
   /// T=1 B=1 4.08 -> 3.67 us, B=4 4.41 -> 3.98; at B=16 level plainly and
   /// 0.17 faster with PDL. Launches of two trips copy the second after the
   /// compute (one stage): H=12 S=400 B=16 T=1 was 0.14 us slower plainly
-  /// with the engine (benchmarks/results/2026-12-04e-h200/forced-tma).
+  /// with the engine (benchmarks/results/2026-12-04e-h200/forced-tma). Where
+  /// the maps do not encode, the launch is derived again with
+  /// AttentionTmaMode::off, as the compiler's host code always does.
   bool tmaCopies = false;
   /// griddepcontrol.launch_dependents at the start (kAttentionFlagEarlyTrigger)
   /// rather than after the last key tile: by the rule for one-pass launches
@@ -261,7 +271,7 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 /// (functions with attentionHasCopyWarps: 4 - rowWarps * kvGroups when the
 /// grid, splits included, has at most kAttentionSms CTAs, else 0); a value
 /// >= 0 is used instead, capped to fill at most four warps (0 for the other
-/// functions).
+/// functions and for tmaCopies launches).
 /// `tma` picks the launches marked tmaCopies (their sharedBytes count the
 /// trip mbarrier), `trigger` those marked earlyTrigger.
 bool deriveAttentionLaunch(

@@ -303,7 +303,8 @@ private:
   Value kvChunk(Value chunk, Value row) {
     return bitXor(chunk, tmaCopies ? bitAnd(row, 7) : swizzle(bitAnd(row, 7)));
   }
-  /// The function being built copies K and V by the TMA engine (g4_tma).
+  /// The function being built copies K and V by the TMA engine (g4_tma,
+  /// g2_tma).
   bool tmaCopies = false;
   /// Its key-group count G (mv.groups as a constant).
   int64_t groupCount = 1;

@@ -9,17 +9,20 @@
 // online-softmax states merge in shared memory at the end.
 //
 // Copies. Every thread takes part in every tile of a trip with 16-byte
-// cp.async (one commit group per trip), except in g4_tma, the ninth
-// function, which the runtime launches instead of g4 for one-trip launches
-// whenever the driver encodes k and v as tensor maps: there thread 0 has
-// the TMA engine copy each tile as one box of K
+// cp.async (one commit group per trip), except in g4_tma and g2_tma, the
+// ninth and tenth functions, which the runtime launches instead of g4 and
+// g2 (without copy warps) for one-trip launches whenever the driver encodes
+// k and v as tensor maps: there thread 0 has the TMA engine copy each tile
+// as one box of K
 // and one of V (64 keys x 128 bytes, swizzled, keys past S zero-filled),
 // completing on the stage's mbarrier, and every thread spins on its phase.
 // H200 (benchmarks/results/2026-12-04e-h200): H=12 S=250 T=1 B=1 4.08 ->
 // 3.67 us, B=4 4.41 -> 3.98; in the one- and two-group functions, in split
 // and two-trip launches the engine was slower, and with both paths in one
 // function its cp.async path was (ptxas). cp.async.bulk of 128-byte rows
-// had been 1.4-3x slower (the engine serializes small copies).
+// had been 1.4-3x slower (the engine serializes small copies). g2_tma
+// (ABI 12; H100, benchmarks/results/2026-12-05e-h100/g2-tma): H=20 S=125 T=1
+// B=1 2.90 -> 2.67 us with PDL, B=4 3.03 -> 2.87.
 // Copy warps: a CTA of two or three key groups of one row warp may carry
 // warps past its rowWarps x kvGroups compute warps (the launch rule adds them
 // in grids of at most one CTA an SM). They take part in every copy and

@@ -118,7 +118,8 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
                                          AffineMapAttr::get(swapHT));
     }
 
-    // Launch rule (moss::config::deriveAttentionLaunch) on index values.
+    // Launch rule (moss::config::deriveAttentionLaunch) on index values,
+    // without TMA copies (AttentionTmaMode::off): no tensor maps here.
     auto c = [&](int64_t value) {
       return arith::ConstantIndexOp::create(rw, loc, value).getResult();
     };
@@ -244,20 +245,11 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
         rw, loc,
         mul(mul(entries, rowWarps), c(config::kAttentionMergeBytesPerWarp)),
         select(onePass, c(0), c(config::kAttentionMergeBarrierBytes)));
-    // A launch the rule marks tmaCopies (one-pass, four groups, one trip)
-    // counts g4_tma's trip mbarrier last, though this launch copies by
-    // cp.async (no tensor maps here).
-    Value tmaCopies = arith::AndIOp::create(
-        rw, loc, arith::AndIOp::create(rw, loc, eq(groups, 4), onePass),
-        ule(tilesPerSplit, groups));
-    Value tripBarrier =
-        select(tmaCopies, c(config::kAttentionTripBarrierBytes), c(0));
+    // No trip mbarrier: this is the rule without TMA copies (the tensor maps
+    // need the host's driver, which the runtime has and this launch has
+    // not).
     Value sharedBytes = arith::AddIOp::create(
-        rw, loc,
-        arith::AddIOp::create(rw, loc,
-                              arith::AddIOp::create(rw, loc, slotBytes, qBytes),
-                              mergeBytes),
-        tripBarrier);
+        rw, loc, arith::AddIOp::create(rw, loc, slotBytes, qBytes), mergeBytes);
 
     auto toI32 = [&](Value index) {
       return arith::IndexCastOp::create(rw, loc, i32, index).getResult();
@@ -283,7 +275,7 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     args.push_back(toI32(splits));
     // The cp.async functions: the tensor maps need the host's driver
     // (cuTensorMapEncodeTiled), which the runtime has and this launch has
-    // not, and only g4_tma reads them.
+    // not, and only g4_tma and g2_tma read them.
     for (int i = 0; i < 2; ++i)
       args.push_back(LLVM::ZeroOp::create(
           rw, loc, LLVM::LLVMPointerType::get(rw.getContext())));

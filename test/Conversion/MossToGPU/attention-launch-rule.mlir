@@ -9,8 +9,9 @@
 // The kernel is the one for the rule's key-group count, one-pass or (splits >
 // 1) split, whose splits are one cluster (1, 1, splits) and need no
 // workspace; the split count follows the flags, then null tensor maps (host
-// IR launches only the cp.async functions). A launch the rule marks
-// tmaCopies counts the TMA function's trip mbarrier: 16 bytes at the end.
+// IR launches only the cp.async functions): the rule without TMA copies
+// (AttentionTmaMode::off), as the runtime launches where k or v does not
+// encode as a tensor map.
 
 // decode, 12 CTAs: two key groups, one trip of two tiles per split, four
 // splits; two copy warps fill each CTA to four warps.
@@ -149,11 +150,11 @@ func.func @b16_h12_t32_s400(%q: tensor<16x12x32x64xbf16>, %k: tensor<16x12x400x6
 
 // -----
 
-// 12 CTAs of 4 groups, one trip each: a tmaCopies launch (the runtime runs
-// g4_tma; host IR the cp.async g4), with the trip mbarrier's 16 bytes.
+// 12 CTAs of 4 groups, one trip each: with tensor maps the runtime runs
+// g4_tma; host IR the cp.async g4, without the trip mbarrier's 16 bytes.
 // CHECK-LABEL: func.func @b1_h12_t1_s250(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c12, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87568_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c12, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87552_i32
 // CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b1_h12_t1_s250(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x1x250xi1>) -> tensor<1x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x1x250xi1> -> tensor<1x12x1x64xbf16>
@@ -162,10 +163,10 @@ func.func @b1_h12_t1_s250(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf1
 
 // -----
 
-// 192 CTAs of 4 groups, one trip each: tmaCopies too.
+// 192 CTAs of 4 groups, one trip each: the same.
 // CHECK-LABEL: func.func @b16_h12_t1_s250(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87568_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87552_i32
 // CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h12_t1_s250(%q: tensor<16x12x1x64xbf16>, %k: tensor<16x12x250x64xbf16>, %v: tensor<16x12x250x64xbf16>, %m: tensor<16x1x1x250xi1>) -> tensor<16x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x1x64xbf16>, tensor<16x12x250x64xbf16>, tensor<16x12x250x64xbf16>, tensor<16x1x1x250xi1> -> tensor<16x12x1x64xbf16>

@@ -301,6 +301,17 @@
 // CHECK: mbarrier.try_wait.parity
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.return
+// The tenth, g2_tma (ABI 12): the same for two groups, two stages.
+// CHECK: gpu.func @streaming_attention_d64_g2_tma({{.*}}, %[[KMAP2:[^:]*]]: !llvm.ptr, %[[VMAP2:[^:]*]]: !llvm.ptr) kernel
+// CHECK-SAME: moss.byval_args = array<i32: 25, 26>
+// CHECK-COUNT-2: nvvm.mbarrier.init
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP2]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP2]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: mbarrier.try_wait.parity
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
 // CHECK-LABEL: func.func @bthd
@@ -420,16 +431,9 @@
 // CHECK: %[[ENTRYWARPS:.*]] = arith.muli %[[ENTRIES]], %[[RW]]
 // CHECK: %[[ENTRYBYTES:.*]] = arith.muli %[[ENTRYWARPS]], %c4608
 // CHECK: %[[MERGEBYTES:.*]] = arith.addi %[[ENTRYBYTES]], %[[MBAR]]
-// A tmaCopies launch (four groups, one pass, one trip) counts g4_tma's trip
-// mbarrier.
-// CHECK: %[[ONETRIP:.*]] = arith.cmpi ule, %{{.*}}, %[[GROUPS]] : index
-// CHECK: %[[FOURG:.*]] = arith.cmpi eq, %[[GROUPS]], %c4
-// CHECK: %[[G4ONEPASS:.*]] = arith.andi %[[FOURG]], %[[ONEPASS]]
-// CHECK: %[[TMACOPIES:.*]] = arith.andi %[[G4ONEPASS]], %[[ONETRIP]]
-// CHECK: %[[TRIPBAR:.*]] = arith.select %[[TMACOPIES]], %c16{{.*}}, %c0{{.*}} : index
+// The rule without TMA copies (no tensor maps here): no trip mbarrier.
 // CHECK: %[[SQ:.*]] = arith.addi %[[SLOTBYTES]], %[[QBYTES]]
-// CHECK: %[[SQM:.*]] = arith.addi %[[SQ]], %[[MERGEBYTES]]
-// CHECK: %[[SMEM:.*]] = arith.addi %[[SQM]], %[[TRIPBAR]]
+// CHECK: %[[SMEM:.*]] = arith.addi %[[SQ]], %[[MERGEBYTES]]
 // CHECK-NOT: memref<?xf32>
 // CHECK-DAG: %[[B32:.*]] = arith.index_cast %[[B]] : index to i32
 // CHECK-DAG: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
@@ -502,7 +506,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 
 // -----
 
-// Every attention op shares the nine functions.
+// Every attention op shares the ten functions.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2(
@@ -513,6 +517,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g3_split(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_split(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_tma(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
 // CHECK-COUNT-4: scf.index_switch
