@@ -84,10 +84,12 @@ bool attentionHasTmaCopies(int64_t kvGroups, bool split) {
 }
 
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma) {
-  if (tma)
-    return !attentionHasTmaCopies(kvGroups, split) ? -1
-           : kvGroups == 4                         ? 2 * kAttentionMaxKvGroups
-                           : 2 * kAttentionMaxKvGroups + 1;
+  if (tma) {
+    if (!attentionHasTmaCopies(kvGroups, split))
+      return -1;
+    // After the split functions: g4_tma, then g2_tma (ABI 12).
+    return 2 * kAttentionMaxKvGroups + (kvGroups == 4 ? 0 : 1);
+  }
   return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
 
