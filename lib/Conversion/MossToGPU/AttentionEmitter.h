@@ -412,12 +412,19 @@ private:
   void waitTrip(Value trip, Value stage, int64_t stages);
   /// Only with more than one key group.
   RowState mergeGroups(const RowState &state);
-  /// The merge of three or more groups: group 0's `mine`
-  /// (RowState::values) with the entries of groups 1 .. G-1 at
-  /// `entryPtr(g)`.
+  /// Group 0's `mine` (RowState::values) merged with the entries of groups
+  /// 1 .. G-1 at `entryPtr(g)`: one at a time (two groups) or all at once
+  /// (three or more).
+  SmallVector<Value>
+  mergeEntriesInOrder(ArrayRef<Value> mine,
+                      llvm::function_ref<Value(Value)> entryPtr);
   SmallVector<Value>
   mergeEntriesAtOnce(ArrayRef<Value> mine,
                      llvm::function_ref<Value(Value)> entryPtr);
+  /// Vector v (4 floats, vectorFloats(v)) of a hand-over entry: its address
+  /// and its floats loaded.
+  Value entryVector(Value entry, int64_t v);
+  SmallVector<Value> loadEntryVector(Value entry, int64_t v);
   /// `body()`, the work of rows g + 8, under `if (mv.warpHasHighRows)`
   /// where that is set, yielding `otherwise` when it does not hold: a warp
   /// without such rows (every decode step) neither hands them over nor

@@ -28,6 +28,9 @@ SmallVector<int64_t> vectorFloats(int64_t v) {
   return idx;
 }
 
+/// Vectors of a hand-over, and those of rows g alone (decode steps).
+constexpr int64_t kVectors = kMergeFloats / 4, kLowVectors = 5;
+
 /// Row r's floats in RowState::values: m, l, then its acc vector by vector.
 SmallVector<int64_t> rowFloats(int64_t r) {
   SmallVector<int64_t> idx = {r, 2 + r};
@@ -46,8 +49,6 @@ SmallVector<int64_t> rowFloats(int64_t r) {
 /// (mergeEntriesAtOnce). Other warps keep their state, unused.
 RowState AttentionEmitter::mergeGroups(const RowState &state) {
   SmallVector<Value> mine = state.values();
-  // The hand-over's vectors: vectorFloats.
-  constexpr int64_t kVectors = kMergeFloats / 4, kLowVectors = 5;
   // Entry of the thread at place p of group g >= 1: the kMergeFloats floats
   // at ((g - 1) * perGroup + p) * kMergeFloats of the merge area (a stride
   // of 36 words: the 8 lanes of a vector phase hit distinct banks), so
@@ -59,9 +60,6 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
     return elementPtr(mv.kv, f32,
                       add(mv.mergeBase, mul(entry, constI32(kMergeFloats))));
   };
-  auto vectorPtr = [&](Value entry, int64_t v) {
-    return elementPtr(entry, f32, constI32(4 * v));
-  };
   // The entries lie in the merge area, not in the slots that other warps
   // may still read: a group hands over as soon as its last tile is done.
   emitIf(both(notZero(mv.group), mv.computes), [&] {
@@ -71,7 +69,7 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
         SmallVector<Value> values;
         for (int64_t i : vectorFloats(v))
           values.push_back(mine[i]);
-        store(vectorOf(v4f32, values), vectorPtr(entry, v), 16);
+        store(vectorOf(v4f32, values), entryVector(entry, v), 16);
       }
       return SmallVector<Value>();
     };
@@ -85,73 +83,85 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
-    if (groupCount >= 3) {
-      scf::YieldOp::create(b, loc, mergeEntriesAtOnce(mine, entryPtr));
-      b.setInsertionPointToEnd(ifOp.elseBlock());
-      scf::YieldOp::create(b, loc, mine);
-      return RowState::fromValues(ifOp.getResults());
-    }
-    auto loop =
-        scf::ForOp::create(b, loc, constI32(1), mv.groups, constI32(1), mine);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToEnd(loop.getBody());
-      Value entry = entryPtr(loop.getInductionVar());
-      SmallVector<Value> run(loop.getRegionIterArgs());
-      // Group g's floats, loaded a vector at a time (rows g + 8 only where
-      // the warp has them).
-      auto loadVectors = [&](int64_t from, int64_t to) {
-        SmallVector<Value> floats;
-        for (int64_t v = from; v < to; ++v) {
-          Value vec = load(v4f32, vectorPtr(entry, v), 16);
-          for (int64_t i = 0; i < 4; ++i)
-            floats.push_back(lane(vec, i));
-        }
-        return floats;
-      };
-      SmallVector<Value> other(kMergeFloats);
-      auto place4 = [&](int64_t from, ArrayRef<Value> floats) {
-        for (int64_t v = from, k = 0; k < static_cast<int64_t>(floats.size());
-             ++v)
-          for (int64_t i : vectorFloats(v))
-            other[i] = floats[k++];
-      };
-      place4(0, loadVectors(0, kLowVectors));
-      // Row r: m, l and its acc in `run` / `other` (rowFloats).
-      auto mergeRow = [&](int64_t r) {
-        SmallVector<int64_t> idx = rowFloats(r);
-        Value mRun = run[idx[0]], mOther = other[idx[0]];
-        Value mNew = fmax(mRun, mOther);
-        Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, negInf()),
-                            constF32(0.0), mNew);
-        Value alpha = exp2(fsub(mRun, mUse));
-        Value w = exp2(fsub(mOther, mUse));
-        SmallVector<Value> out = {mNew};
-        for (size_t j = 1; j < idx.size(); ++j)
-          out.push_back(fma(w, other[idx[j]], fmul(run[idx[j]], alpha)));
-        return out;
-      };
-      SmallVector<Value> low = mergeRow(0);
-      SmallVector<Value> keepHigh;
-      for (int64_t i : rowFloats(1))
-        keepHigh.push_back(run[i]);
-      SmallVector<Value> high = ifHighRows(keepHigh, [&] {
-        place4(kLowVectors, loadVectors(kLowVectors, kVectors));
-        return mergeRow(1);
-      });
-      SmallVector<Value> out(kMergeFloats);
-      for (int64_t r = 0; r < 2; ++r) {
-        SmallVector<int64_t> idx = rowFloats(r);
-        for (auto [j, i] : llvm::enumerate(idx))
-          out[i] = (r == 0 ? low : high)[j];
-      }
-      scf::YieldOp::create(b, loc, out);
-    }
-    scf::YieldOp::create(b, loc, loop.getResults());
+    scf::YieldOp::create(b, loc,
+                         groupCount >= 3 ? mergeEntriesAtOnce(mine, entryPtr)
+                                         : mergeEntriesInOrder(mine, entryPtr));
     b.setInsertionPointToEnd(ifOp.elseBlock());
     scf::YieldOp::create(b, loc, mine);
   }
   return RowState::fromValues(ifOp.getResults());
+}
+
+/// Two groups: group 0 adds group 1's entry to its state (a loop over the
+/// entries in order g = 1, 2, ..., rescaling the running state each round).
+SmallVector<Value> AttentionEmitter::mergeEntriesInOrder(
+    ArrayRef<Value> mine, llvm::function_ref<Value(Value)> entryPtr) {
+  auto loop =
+      scf::ForOp::create(b, loc, constI32(1), mv.groups, constI32(1), mine);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    Value entry = entryPtr(loop.getInductionVar());
+    SmallVector<Value> run(loop.getRegionIterArgs());
+    // Group g's floats, loaded a vector at a time (rows g + 8 only where
+    // the warp has them).
+    auto loadVectors = [&](int64_t from, int64_t to) {
+      SmallVector<Value> floats;
+      for (int64_t v = from; v < to; ++v)
+        llvm::append_range(floats, loadEntryVector(entry, v));
+      return floats;
+    };
+    SmallVector<Value> other(kMergeFloats);
+    auto place4 = [&](int64_t from, ArrayRef<Value> floats) {
+      for (int64_t v = from, k = 0; k < static_cast<int64_t>(floats.size());
+           ++v)
+        for (int64_t i : vectorFloats(v))
+          other[i] = floats[k++];
+    };
+    place4(0, loadVectors(0, kLowVectors));
+    // Row r: m, l and its acc in `run` / `other` (rowFloats).
+    auto mergeRow = [&](int64_t r) {
+      SmallVector<int64_t> idx = rowFloats(r);
+      Value mRun = run[idx[0]], mOther = other[idx[0]];
+      Value mNew = fmax(mRun, mOther);
+      Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, negInf()),
+                          constF32(0.0), mNew);
+      Value alpha = exp2(fsub(mRun, mUse));
+      Value w = exp2(fsub(mOther, mUse));
+      SmallVector<Value> out = {mNew};
+      for (size_t j = 1; j < idx.size(); ++j)
+        out.push_back(fma(w, other[idx[j]], fmul(run[idx[j]], alpha)));
+      return out;
+    };
+    SmallVector<Value> low = mergeRow(0);
+    SmallVector<Value> keepHigh;
+    for (int64_t i : rowFloats(1))
+      keepHigh.push_back(run[i]);
+    SmallVector<Value> high = ifHighRows(keepHigh, [&] {
+      place4(kLowVectors, loadVectors(kLowVectors, kVectors));
+      return mergeRow(1);
+    });
+    SmallVector<Value> out(kMergeFloats);
+    for (int64_t r = 0; r < 2; ++r) {
+      SmallVector<int64_t> idx = rowFloats(r);
+      for (auto [j, i] : llvm::enumerate(idx))
+        out[i] = (r == 0 ? low : high)[j];
+    }
+    scf::YieldOp::create(b, loc, out);
+  }
+  return SmallVector<Value>(loop.getResults());
+}
+
+Value AttentionEmitter::entryVector(Value entry, int64_t v) {
+  return elementPtr(entry, f32, constI32(4 * v));
+}
+
+SmallVector<Value> AttentionEmitter::loadEntryVector(Value entry, int64_t v) {
+  Value vec = load(v4f32, entryVector(entry, v), 16);
+  SmallVector<Value> floats;
+  for (int64_t i = 0; i < 4; ++i)
+    floats.push_back(lane(vec, i));
+  return floats;
 }
 
 /// Group 0 of a function of three or more groups merges the other entries
@@ -165,17 +175,10 @@ SmallVector<Value> AttentionEmitter::mergeEntriesAtOnce(
   SmallVector<Value> entries;
   for (int64_t g = 1; g < groupCount; ++g)
     entries.push_back(entryPtr(constI32(g)));
-  auto vectorOfEntry = [&](Value entry, int64_t v) {
-    Value vec = load(v4f32, elementPtr(entry, f32, constI32(4 * v)), 16);
-    SmallVector<Value> floats;
-    for (int64_t i = 0; i < 4; ++i)
-      floats.push_back(lane(vec, i));
-    return floats;
-  };
   // Vector 0: m and l of both rows (RowState::values order).
   SmallVector<SmallVector<Value>> heads;
   for (Value entry : entries)
-    heads.push_back(vectorOfEntry(entry, 0));
+    heads.push_back(loadEntryVector(entry, 0));
   // Row r's floats in rowFloats order.
   auto mergeRow = [&](int64_t r) {
     Value m = mine[r];
@@ -194,7 +197,7 @@ SmallVector<Value> AttentionEmitter::mergeEntriesAtOnce(
     for (int64_t v = 1 + 4 * r; v < 5 + 4 * r; ++v) {
       SmallVector<SmallVector<Value>> others;
       for (Value entry : entries)
-        others.push_back(vectorOfEntry(entry, v));
+        others.push_back(loadEntryVector(entry, v));
       for (auto [q, i] : llvm::enumerate(vectorFloats(v))) {
         Value acc = fmul(mine[i], weights[0]);
         for (auto [g, other] : llvm::enumerate(others))

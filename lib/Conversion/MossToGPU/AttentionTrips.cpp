@@ -192,10 +192,7 @@ void AttentionEmitter::initTripBarriers(int64_t stages) {
     // barriers; the CTA barrier before the first wait shows them to the
     // other threads.
     NVVM::FenceMbarrierInitOp::create(b, loc);
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    emitAsyncProxyFence(b, loc);
   });
 }
 
@@ -204,10 +201,7 @@ void AttentionEmitter::issueTensorTrip(Value firstTile, Value stage,
   emitIf(isZero(mv.tid), [&] {
     // The slots were last read through the generic proxy (ldmatrix, ordered
     // before this by a CTA barrier); the TMA writes through the async one.
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    emitAsyncProxyFence(b, loc);
     Value bar = tripBarrier(stage);
     // Every box completes its whole size, keys past S (zero-filled) too.
     Value tiles = LLVM::CtPopOp::create(b, loc, active);

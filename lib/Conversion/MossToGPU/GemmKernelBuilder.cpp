@@ -201,10 +201,7 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     pushAsync(elementPtr(remote, f32, 4), hi, remoteBarrier);
   });
   if (send) // the bulk copies read the send area through the async proxy
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    emitAsyncProxyFence(b, loc);
   gpu::BarrierOp::create(b, loc); // this rank's own slot (and the send area)
   if (send)
     emitBulkHandover(tid, slice, send, recv, recvBarrier);

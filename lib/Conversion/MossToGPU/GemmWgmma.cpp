@@ -76,9 +76,7 @@ SmallVector<Value> GemmEmitter::emitWgmmaStages(Value slab, Value wgN,
     // makes them visible to the tensor core's (async proxy) reads, bar.sync
     // to every warpgroup.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, launch.stages - 1 - stage);
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    emitAsyncProxyFence(b, loc);
     gpu::BarrierOp::create(b, loc);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     // Warpgroup set wgK takes chunks begin + wgK, begin + wgK + groups, ...

@@ -25,6 +25,16 @@ constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
 constexpr unsigned kSharedSpace = 3;        // CUDA shared memory (own CTA)
 constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
+/// fence.proxy.async.shared::cta: this thread's generic-proxy accesses of
+/// its CTA's shared memory are ordered before its later async-proxy ones
+/// (TMA and bulk copies, wgmma operand reads, mbarrier complete_tx).
+inline void emitAsyncProxyFence(mlir::OpBuilder &b, mlir::Location loc) {
+  mlir::NVVM::FenceProxyOp::create(
+      b, loc, mlir::NVVM::ProxyKind::async_shared,
+      mlir::NVVM::SharedSpaceAttr::get(b.getContext(),
+                                       mlir::NVVM::SharedSpace::shared_cta));
+}
+
 /// Thread 0's set-up of a receive mbarrier: one arrival (its own, at once)
 /// expecting `bytes` of st.async stores from other CTAs of the cluster. The
 /// fence makes the initialization visible to the cluster once a cluster
