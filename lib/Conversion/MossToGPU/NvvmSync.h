@@ -25,6 +25,18 @@ constexpr unsigned kGlobalSpace = 1;        // CUDA global memory
 constexpr unsigned kSharedSpace = 3;        // CUDA shared memory (own CTA)
 constexpr unsigned kSharedClusterSpace = 7; // shared::cluster (DSMEM)
 
+/// Inline PTX `text` with side effects and no results, its operands bound
+/// by `constraints`: what the NVVM dialect has no op for.
+inline void emitPtx(mlir::OpBuilder &b, mlir::Location loc,
+                    mlir::ValueRange operands, llvm::StringRef text,
+                    llvm::StringRef constraints) {
+  mlir::LLVM::InlineAsmOp::create(
+      b, loc, mlir::TypeRange(), operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      mlir::LLVM::tailcallkind::TailCallKind::None,
+      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+}
+
 /// fence.proxy.async.shared::cta: this thread's generic-proxy accesses of
 /// its CTA's shared memory are ordered before its later async-proxy ones
 /// (TMA and bulk copies, wgmma operand reads, mbarrier complete_tx).
@@ -64,13 +76,10 @@ inline void emitStAsyncV4F32(mlir::OpBuilder &b, mlir::Location loc,
   operands.append(values.begin(), values.end());
   operands.push_back(
       mlir::LLVM::PtrToIntOp::create(b, loc, i64, remoteBarrier));
-  mlir::LLVM::InlineAsmOp::create(
-      b, loc, mlir::TypeRange(), operands,
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [$0], "
-      "{$1, $2, $3, $4}, [$5];",
-      "l,f,f,f,f,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      mlir::LLVM::tailcallkind::TailCallKind::None,
-      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+  emitPtx(b, loc, operands,
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [$0], "
+          "{$1, $2, $3, $4}, [$5];",
+          "l,f,f,f,f,l");
 }
 
 /// cp.async.bulk of `bytes` (i32, a multiple of 16) from this CTA's shared
@@ -87,13 +96,11 @@ inline void emitBulkCopyToCluster(mlir::OpBuilder &b, mlir::Location loc,
       mlir::LLVM::PtrToIntOp::create(b, loc, i64, dst),
       mlir::LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), src), bytes,
       mlir::LLVM::PtrToIntOp::create(b, loc, i64, remoteBarrier)};
-  mlir::LLVM::InlineAsmOp::create(
-      b, loc, mlir::TypeRange(), operands,
+  emitPtx(
+      b, loc, operands,
       "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes "
       "[$0], [$1], $2, [$3];",
-      "l,r,r,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      mlir::LLVM::tailcallkind::TailCallKind::None,
-      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+      "l,r,r,l");
 }
 
 /// Spins until the phase of a CTA-local mbarrier with parity `parity` (i32,
@@ -110,11 +117,7 @@ inline void emitSpinOnParity(mlir::OpBuilder &b, mlir::Location loc,
                                  "mbarrier.try_wait.parity.shared.b64 p, "
                                  "[$0], ") +
                      (parity ? "$1" : "0") + "; @!p bra R${:uid}; }";
-  mlir::LLVM::InlineAsmOp::create(
-      b, loc, mlir::TypeRange(), operands, text, parity ? "r,r" : "r",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      mlir::LLVM::tailcallkind::TailCallKind::None,
-      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+  emitPtx(b, loc, operands, text, parity ? "r,r" : "r");
 }
 
 } // namespace moss
