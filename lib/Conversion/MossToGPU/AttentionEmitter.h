@@ -453,9 +453,9 @@ private:
   /// every thread arrives (relaxed) at the cluster barrier that publishes it.
   void armSplitBarrier();
   void storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l);
-  /// `loadSplit(z)`: split z's rows g and g + 8, each as m, l, acc
-  /// (kSplitRowFloats).
-  void mergeSplits(llvm::function_ref<SmallVector<Value>(Value)> loadSplit);
+  /// `slotVector(z, offset)`: the 16-byte vector at float `offset` of this
+  /// thread's part of split z's receive slot (mergeAndStoreSplits' layout).
+  void mergeSplits(llvm::function_ref<Value(Value, int64_t)> slotVector);
 
   // Per-kernel values the pieces share.
   struct MainValues {

@@ -31,6 +31,12 @@ SmallVector<int64_t> vectorFloats(int64_t v) {
 /// Vectors of a hand-over, and those of rows g alone (decode steps).
 constexpr int64_t kVectors = kMergeFloats / 4, kLowVectors = 5;
 
+/// Float offset in a split's receive slot of row r's (g, then g + 8) acc
+/// vector q; vector 0 holds m and l of both rows.
+int64_t splitAccOffset(int64_t r, int64_t q) {
+  return 4 + 2 * kDGroups * r + 4 * q;
+}
+
 /// Row r's floats in RowState::values: m, l, then its acc vector by vector.
 SmallVector<int64_t> rowFloats(int64_t r) {
   SmallVector<int64_t> idx = {r, 2 + r};
@@ -280,15 +286,12 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   Value slots, slotFloats, barrier;
   std::tie(slots, slotFloats, barrier) = splitSlots();
   Value entry = add(slots, mul(mv.tid, kMergeFloats));
-  auto accAt = [](int64_t r, int64_t q) {
-    return 4 + 2 * kDGroups * r + 4 * q;
-  };
   SmallVector<std::pair<int64_t, SmallVector<Value>>> vectors = {
       {0, {rows[0][0], rows[0][1], rows[1][0], rows[1][1]}}};
   for (int64_t r = 0; r < 2; ++r)
     for (int64_t q = 0; q < kDGroups / 2; ++q)
       vectors.push_back(
-          {accAt(r, q),
+          {splitAccOffset(r, q),
            SmallVector<Value>(ArrayRef<Value>(rows[r]).slice(2 + 4 * q, 4))});
   // Rank 0's mbarrier is initialized (armSplitBarrier, then every rank's
   // relaxed arrive at the start).
@@ -318,31 +321,9 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   // them), and rank 0's slots live until it has read them.
   emitIf(both(writer, isZero(mv.z)), [&] {
     emitSpinOnParity(b, loc, barrier);
-    mergeSplits([&](Value z) {
-      Value base = add(entry, mul(z, slotFloats));
-      auto vectorAt = [&](int64_t i) {
-        return elementPtr(mv.kv, f32, add(base, constI32(i)));
-      };
-      Value ml = load(v4f32, vectorAt(0), 16);
-      SmallVector<Value> v;
-      for (int64_t r = 0; r < 2; ++r) {
-        v.append({lane(ml, 2 * r), lane(ml, 2 * r + 1)});
-        auto loadAcc = [&] {
-          SmallVector<Value> acc;
-          for (int64_t q = 0; q < kDGroups / 2; ++q) {
-            Value four = load(v4f32, vectorAt(accAt(r, q)), 16);
-            for (int64_t e = 0; e < 4; ++e)
-              acc.push_back(lane(four, e));
-          }
-          return acc;
-        };
-        llvm::append_range(
-            v, r == 0
-                   ? loadAcc()
-                   : ifHighRows(SmallVector<Value>(2 * kDGroups, constF32(0.0)),
-                                loadAcc));
-      }
-      return v;
+    mergeSplits([&](Value z, int64_t offset) {
+      return elementPtr(mv.kv, f32,
+                        add(add(entry, mul(z, slotFloats)), constI32(offset)));
     });
   });
 }
@@ -370,78 +351,82 @@ void AttentionEmitter::armSplitBarrier() {
   armReceiveAndArrive(isZero(mv.tid), barrier, bytes);
 }
 
-/// Merges rows g and g+8 of every split in order z = 0, 1, ... and writes
-/// the output. Online: each split rescales the running sums by
-/// exp2(m_old - m_new); every m is an integer, so that is an exact power of
-/// two and the result equals weighting split z by exp2(m_z - max m). Splits
-/// are read kMergeGroup at a time so that their loads overlap (one round
-/// trip per group, not per split). A split without an allowed key (m =
-/// -inf) weighs 0.
+/// Rank 0 merges rows g and g + 8 of every split in order z = 0, 1, ... and
+/// writes the output. First every split's m (unrolled to
+/// kAttentionMaxSplits slots) for the common maximum M, then each float as
+/// a chain of FMAs weighted by exp2(m_z - M): every m is an integer, so the
+/// weights are exact powers of two and this rounds like rescaling the
+/// running sums split by split, without that merge's dependent rounds of
+/// maximum, exp2 and rescale. Slots are read kMergeGroup at a time so that
+/// their loads overlap. A split without an allowed key (m = -inf) weighs 0.
 void AttentionEmitter::mergeSplits(
-    llvm::function_ref<SmallVector<Value>(Value)> loadSplit) {
+    llvm::function_ref<Value(Value, int64_t)> slotVector) {
   constexpr int64_t kMergeGroup = 2;
   Value splits = arg(kSplits);
   Value minusInf = negInf(), zeroF = constF32(0.0);
-  SmallVector<Value> init;
-  for (int64_t r = 0; r < 2; ++r) {
-    init.append({minusInf, zeroF});
-    init.append(2 * kDGroups, zeroF);
+  // Slot z's four floats at `offset`; where z is past the splits, those of
+  // `fallback` (a real slot, so the load stays in bounds; weighted 0).
+  auto loadVector = [&](Value z, Value real, Value fallback, int64_t offset) {
+    Value vec = load(v4f32, slotVector(select(real, z, fallback), offset), 16);
+    SmallVector<Value> floats;
+    for (int64_t i = 0; i < 4; ++i)
+      floats.push_back(lane(vec, i));
+    return floats;
+  };
+  Value mUse[2];
+  {
+    Value mMax[2] = {minusInf, minusInf};
+    for (int64_t z = 0; z < config::kAttentionMaxSplits; ++z) {
+      Value zv = constI32(z);
+      Value real = z == 0 ? constBool(true) : lessU(zv, splits);
+      SmallVector<Value> head = loadVector(zv, real, constI32(0), 0);
+      for (int64_t r = 0; r < 2; ++r)
+        mMax[r] = fmax(mMax[r], select(real, head[2 * r], minusInf));
+    }
+    for (int64_t r = 0; r < 2; ++r)
+      mUse[r] = select(fcmp(arith::CmpFPredicate::OEQ, mMax[r], minusInf),
+                       zeroF, mMax[r]);
   }
+  // Row r's l and acc, the loop's values r * kRowSums ...
+  constexpr int64_t kRowSums = kSplitRowFloats - 1;
+  SmallVector<Value> init(2 * kRowSums, zeroF);
   auto loop = scf::ForOp::create(b, loc, constI32(0), splits,
                                  constI32(kMergeGroup), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBody());
     Value zBase = loop.getInductionVar();
-    SmallVector<Value> run(loop.getRegionIterArgs().begin(),
-                           loop.getRegionIterArgs().end());
-    // Every load of the group first, then the arithmetic.
-    struct SplitRow {
-      Value real;
-      SmallVector<Value> values; // m, l, acc
-    };
-    SmallVector<SplitRow> loaded;
+    SmallVector<Value> run(loop.getRegionIterArgs());
     for (int64_t j = 0; j < kMergeGroup; ++j) {
       Value z = add(zBase, j);
       Value real = lessU(z, splits);
-      Value zSafe = select(real, z, zBase);
-      SmallVector<Value> v = loadSplit(zSafe);
-      for (int64_t r = 0; r < 2; ++r)
-        loaded.push_back({real, SmallVector<Value>(ArrayRef<Value>(v).slice(
-                                    r * kSplitRowFloats, kSplitRowFloats))});
-    }
-    for (int64_t j = 0; j < kMergeGroup; ++j) {
+      SmallVector<Value> head = loadVector(z, real, zBase, 0);
       for (int64_t r = 0; r < 2; ++r) {
-        const SplitRow &in = loaded[2 * j + r];
         ArrayRef<Value> before =
-            ArrayRef<Value>(run).slice(r * kSplitRowFloats, kSplitRowFloats);
+            ArrayRef<Value>(run).slice(r * kRowSums, kRowSums);
         auto mergeRow = [&] {
-          SmallVector<Value> state(before);
-          Value m = select(in.real, in.values[0], minusInf);
-          Value mNew = fmax(state[0], m);
-          Value mUse = select(fcmp(arith::CmpFPredicate::OEQ, mNew, minusInf),
-                              zeroF, mNew);
-          Value alpha = exp2(fsub(state[0], mUse)); // 0 while nothing was seen
-          Value w = exp2(fsub(m, mUse));            // 0 for an empty split
-          state[0] = mNew;
-          for (int64_t i = 1; i < kSplitRowFloats; ++i)
-            state[i] = fma(w, in.values[i], fmul(state[i], alpha));
-          return state;
+          Value m = select(real, head[2 * r], minusInf);
+          Value w = exp2(fsub(m, mUse[r])); // 0 for an empty split
+          SmallVector<Value> sums = {fma(w, head[2 * r + 1], before[0])};
+          for (int64_t q = 0; q < kDGroups / 2; ++q) {
+            SmallVector<Value> acc =
+                loadVector(z, real, zBase, splitAccOffset(r, q));
+            for (int64_t e = 0; e < 4; ++e)
+              sums.push_back(fma(w, acc[e], before[1 + 4 * q + e]));
+          }
+          return sums;
         };
         SmallVector<Value> after =
             r == 0 ? mergeRow() : ifHighRows(before, mergeRow);
-        std::copy(after.begin(), after.end(),
-                  run.begin() + r * kSplitRowFloats);
+        std::copy(after.begin(), after.end(), run.begin() + r * kRowSums);
       }
     }
     scf::YieldOp::create(b, loc, run);
   }
   for (int64_t r = 0; r < 2; ++r) {
     emitIf(mv.rowValid[r], [&] {
-      auto results =
-          loop.getResults().slice(r * kSplitRowFloats, kSplitRowFloats);
-      SmallVector<Value> acc(results.begin() + 2, results.end());
-      storeOutputRow(r, acc, results[1]);
+      auto sums = loop.getResults().slice(r * kRowSums, kRowSums);
+      storeOutputRow(r, SmallVector<Value>(sums.drop_front()), sums[0]);
     });
   }
 }

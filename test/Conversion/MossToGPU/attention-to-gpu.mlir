@@ -235,8 +235,8 @@
 // tiles, waits at that barrier, and group 0 leaves (m, l, acc) as 16-byte
 // vectors in rank 0's receive slot z: rank 0 with plain stores, the others
 // with st.async completing on rank 0's mbarrier. Rank 0 spins on it and
-// merges the slots in order from its own shared memory (two splits' loads
-// at a time), then stores the output. No remote loads, no cluster barrier
+// merges the slots in order from its own shared memory, then stores the
+// output. No remote loads, no cluster barrier
 // at the end, no global partials, fences or atomics.
 // CHECK: gpu.func @streaming_attention_d64_g1_split({{.*}}, %[[SPLITS1:[^:]*]]: i32, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) kernel
 // CHECK-SAME: nvvm.minctasm = 3 : i32
@@ -259,11 +259,21 @@
 // CHECK: %[[REMOTEBAR:.*]] = nvvm.mapa %{{.*}}, %[[RANK0]] : !llvm.ptr<3> -> !llvm.ptr<7>
 // CHECK-COUNT-9: llvm.inline_asm has_side_effects "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; R${:uid}: mbarrier.try_wait.parity.shared.b64 p, [$0], 0; @!p bra R${:uid}; }"
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS1]] step %c2_i32
+// Every slot's m first (eight, the most splits; slots past the splits
+// weigh 0) for the common maximum, then the slots two at a time, each
+// weighted by exp2(m_z - max): no maximum inside the loop.
 // CHECK-NOT: !llvm.ptr<7>
-// CHECK-COUNT-9: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: arith.maxnumf
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[SPLITS1]] step %c2_i32
+// CHECK-NOT: arith.maxnumf
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: arith.maxnumf
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// CHECK-NOT: arith.maxnumf
+// CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: arith.maxnumf
+// CHECK: scf.yield
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // CHECK-NOT: nvvm.cluster
 // CHECK: gpu.return
