@@ -123,13 +123,26 @@ int64_t ctasPerSm(int64_t rowWarps, int64_t groups) {
 int64_t ctasOf(int64_t b, int64_t h, int64_t t) {
   return b * h * ceilDiv(t, kAttentionRowsPerWarp * rowWarpsFor(t));
 }
+/// A decode step of one query row in a grid past one CTA an SM (up to
+/// kAttentionGroupsMaxCtas): two key groups whose trips the TMA engine
+/// pipelines on two stages beat four groups in one trip, which every warp
+/// waits for whole (H100, H=12 T=1, plain / PDL us: S=250 B=16 5.70 / 5.41
+/// -> 5.22 / 4.79, B=12 5.36 / 4.83 -> 5.17 / 4.50, B=20 6.33 / 5.81 ->
+/// 5.82 / 5.21; S=400 B=16 7.94 / 7.68 -> 7.61 / 7.57). Not at T=8 or 16
+/// (level or slower), nor with cp.async (S=250 B=16 5.49 / 5.02).
+bool decodePair(int64_t t, int64_t rowWarps, int64_t ctas) {
+  return t == 1 && rowWarps == 1 && ctas > kAttentionSms &&
+         ctas <= kAttentionGroupsMaxCtas;
+}
 /// `splitting`: the rule, not the caller, picks the split count.
-int64_t groupsFor(int64_t rowWarps, int64_t tiles, int64_t ctas, int64_t wanted,
-                  bool splitting) {
+int64_t groupsFor(int64_t t, int64_t rowWarps, int64_t tiles, int64_t ctas,
+                  int64_t wanted, bool splitting) {
   int64_t most = kAttentionMaxWarps / rowWarps;
   if (wanted)
     return std::max<int64_t>(1, std::min({wanted, most, tiles}));
   int64_t groups = std::min(most, tiles);
+  if (decodePair(t, rowWarps, ctas))
+    return std::min<int64_t>(groups, 2);
   // Groups pay while the grid leaves SMs idle (beyond two CTAs an SM their
   // shared memory costs occupancy), and two groups of one row warp while
   // their 2-warp CTAs fit three an SM (H200, H=20 S=125 B=16, 320 CTAs:
@@ -184,7 +197,7 @@ int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
 } // namespace
 
 int64_t chooseAttentionKvGroups(int64_t b, int64_t h, int64_t t, int64_t s) {
-  return groupsFor(rowWarpsFor(t), ceilDiv(s, kAttentionKeysPerTile),
+  return groupsFor(t, rowWarpsFor(t), ceilDiv(s, kAttentionKeysPerTile),
                    ctasOf(b, h, t), 0, /*splitting=*/true);
 }
 
@@ -231,7 +244,7 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
     return false;
   }
   launch.keyTiles = ceilDiv(s, kAttentionKeysPerTile);
-  int64_t groups = groupsFor(launch.rowWarps, launch.keyTiles,
+  int64_t groups = groupsFor(t, launch.rowWarps, launch.keyTiles,
                              launch.gridX * launch.gridY, kvGroups,
                              /*splitting=*/splits == 0);
   int64_t wanted = splits ? splits : splitsFor(b, h, t, s, groups);
@@ -246,11 +259,21 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   // the SM has warp slots to spare.
   int64_t ctas = launch.gridX * launch.gridY * launch.splits;
   int64_t byRule = ctas <= kAttentionSms ? kAttentionMaxWarps : 0;
-  const bool oneTrip = launch.tilesPerSplit <= launch.kvGroups;
+  // The TMA engine pays for one trip; with two groups (two stages) also for
+  // the decode pairs above and for walks of more than two trips (H100,
+  // H=12 S=400 T=32: B=16 10.64 / 9.89 -> 10.01 / 9.48 us plain / PDL, B=8
+  // 8.04 / 7.25 -> 7.69 / 7.03), not for two trips of two row warps (S=250
+  // T=32 B=16 7.43 / 7.04 -> 7.76 / 7.31). Four groups have one stage: the
+  // next trip is copied after the compute, which cp.async did better.
+  const int64_t trips = ceilDiv(launch.tilesPerSplit, launch.kvGroups);
+  const bool tmaPays =
+      trips == 1 || (launch.kvGroups == 2 &&
+                     (trips > 2 || decodePair(t, launch.rowWarps,
+                                              launch.gridX * launch.gridY)));
   launch.tmaCopies =
       tma != AttentionTmaMode::off &&
       attentionHasTmaCopies(launch.kvGroups, launch.splits > 1) &&
-      (tma == AttentionTmaMode::everywhere || oneTrip);
+      (tma == AttentionTmaMode::everywhere || tmaPays);
   // A TMA function's copies are thread 0's: it has no copy warps.
   launch.copyWarps =
       attentionHasCopyWarps(launch.kvGroups) && !launch.tmaCopies

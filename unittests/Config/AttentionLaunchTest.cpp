@@ -156,10 +156,16 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   // Two row warps over 4 tiles in a tiny grid: two groups would leave two
   // trips, so one group (and splits).
   EXPECT_EQ(chooseAttentionKvGroups(1, 12, 32, 250), 1);
-  // A full grid: 16 * 12 = 192 CTAs still group; 16 * 20 = 320 and 32 * 12 =
-  // 384 of one row warp take two groups (2-warp CTAs, three an SM), of two
-  // row warps none; 20 * 20 = 400 none.
-  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 1, 400), 4);
+  // A full grid: 16 * 12 = 192 CTAs still group, by four for T = 8 but by
+  // two for a decode step of one row past one CTA an SM (133..264 CTAs);
+  // 16 * 20 = 320 and 32 * 12 = 384 of one row warp take two groups (2-warp
+  // CTAs, three an SM), of two row warps none; 20 * 20 = 400 none.
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 8, 400), 4);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 1, 400), 2);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 1, 250), 2);
+  EXPECT_EQ(chooseAttentionKvGroups(22, 12, 1, 250), 2); // 264 CTAs
+  EXPECT_EQ(chooseAttentionKvGroups(11, 12, 1, 250), 4); // 132 CTAs
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 2, 250), 4);
   EXPECT_EQ(chooseAttentionKvGroups(16, 20, 1, 125), 2);
   EXPECT_EQ(chooseAttentionKvGroups(16, 20, 8, 125), 2);
   EXPECT_EQ(chooseAttentionKvGroups(32, 12, 1, 400), 2);
@@ -317,18 +323,30 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   EXPECT_TRUE(s250.tmaCopies);
   EXPECT_EQ(s250.sharedBytes, 4 * 16384 + 4 * 2048 + 3 * 4608 + 16);
   EXPECT_TRUE(derive(4, 12, 1, 250).tmaCopies);
-  EXPECT_TRUE(derive(16, 12, 1, 250).tmaCopies); // 192 CTAs
+  EXPECT_TRUE(derive(8, 12, 8, 250).tmaCopies); // 96 CTAs
   // S = 400, B = 4: two splits of four tiles (the split function).
   AttentionLaunch b4 = derive(4, 12, 1, 400);
   ASSERT_EQ(b4.kvGroups, 4);
   ASSERT_EQ(b4.tilesPerSplit, 4);
   EXPECT_FALSE(b4.tmaCopies);
-  // S = 400, B = 16: four groups walk seven tiles in two trips.
-  AttentionLaunch b16 = derive(16, 12, 1, 400);
+  // S = 400, B = 16, T = 8: four groups walk seven tiles in two trips of
+  // one stage: cp.async.
+  AttentionLaunch b16 = derive(16, 12, 8, 400);
   ASSERT_EQ(b16.kvGroups, 4);
   ASSERT_EQ(b16.tilesPerSplit, 7);
   EXPECT_FALSE(b16.tmaCopies);
   EXPECT_EQ(b16.sharedBytes, 4 * 16384 + 4 * 2048 + 3 * 4608);
+  // The decode pairs (T = 1, 133..264 CTAs): two groups by TMA whatever the
+  // trips (S = 250: two, S = 400: four); 96 or 384 CTAs are none.
+  for (int64_t s : {250, 400}) {
+    AttentionLaunch pair = derive(16, 12, 1, s);
+    EXPECT_EQ(pair.kvGroups, 2) << s;
+    EXPECT_EQ(pair.splits, 1) << s;
+    EXPECT_TRUE(pair.tmaCopies) << s;
+    EXPECT_EQ(pair.threads, 64) << s;
+    EXPECT_EQ(pair.sharedBytes, 4 * 16384 + 2 * 2048 + 4608 + 16) << s;
+  }
+  EXPECT_FALSE(derive(32, 12, 1, 250).tmaCopies); // 384 CTAs, two trips
   // Two groups (S = 125 decode, ABI 12): g2_tma, two stages of two slots,
   // both stages' mbarriers; no copy warps (thread 0 issues the boxes), up to
   // 396 CTAs.
@@ -343,12 +361,26 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   EXPECT_TRUE(derive(1, 20, 32, 125).tmaCopies);
   // Without TMA the same launch has its copy warps again.
   EXPECT_EQ(deriveCp(1, 20, 1, 125).copyWarps, 2);
-  // Two groups of two trips (S = 400, T = 32, B = 4, per split) and one
-  // group (long chunks): cp.async.
-  AttentionLaunch twoTrips = derive(4, 12, 32, 400);
+  // Two groups walking more than two trips in one pass: TMA (S = 400, T =
+  // 32, B = 8 and 16: four trips of two row warps); two trips of two row
+  // warps (S = 250) and split launches (S = 400, T = 32, B = 4: two splits of
+  // two trips) keep cp.async, and so does one group (long chunks).
+  for (int64_t b : {8, 16}) {
+    AttentionLaunch longWalk = derive(b, 12, 32, 400);
+    ASSERT_EQ(longWalk.kvGroups, 2) << b;
+    ASSERT_EQ(longWalk.splits, 1) << b;
+    ASSERT_EQ(longWalk.tilesPerSplit, 7) << b;
+    EXPECT_TRUE(longWalk.tmaCopies) << b;
+    EXPECT_EQ(longWalk.copyWarps, 0) << b;
+  }
+  AttentionLaunch twoTrips = derive(16, 12, 32, 250);
   ASSERT_EQ(twoTrips.kvGroups, 2);
-  ASSERT_GT(twoTrips.tilesPerSplit, 2);
+  ASSERT_EQ(twoTrips.tilesPerSplit, 4);
   EXPECT_FALSE(twoTrips.tmaCopies);
+  AttentionLaunch split = derive(4, 12, 32, 400);
+  ASSERT_EQ(split.kvGroups, 2);
+  ASSERT_GT(split.splits, 1);
+  EXPECT_FALSE(split.tmaCopies);
   EXPECT_FALSE(derive(16, 12, 480, 400).tmaCopies);
 }
 
@@ -367,10 +399,12 @@ TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
   EXPECT_FALSE(off.tmaCopies);
   EXPECT_EQ(off.sharedBytes, cpAsyncBytes);
   EXPECT_TRUE(withMode(1, 250, AttentionTmaMode::everywhere).tmaCopies);
-  // Two trips (S = 400, B = 16): only `everywhere`, which counts the
-  // mbarrier; the rest of the launch is the rule's.
-  AttentionLaunch rule = withMode(16, 400, AttentionTmaMode::rule);
-  AttentionLaunch every = withMode(16, 400, AttentionTmaMode::everywhere);
+  // Two trips of four groups (S = 400, B = 8): only `everywhere`, which
+  // counts the mbarrier; the rest of the launch is the rule's.
+  AttentionLaunch rule = withMode(8, 400, AttentionTmaMode::rule);
+  AttentionLaunch every = withMode(8, 400, AttentionTmaMode::everywhere);
+  ASSERT_EQ(rule.kvGroups, 4);
+  ASSERT_EQ(rule.splits, 1);
   EXPECT_FALSE(rule.tmaCopies);
   EXPECT_TRUE(every.tmaCopies);
   EXPECT_EQ(every.sharedBytes, rule.sharedBytes + kAttentionTripBarrierBytes);

@@ -607,13 +607,13 @@ TEST_F(Attention, CopyWarpsChangeNothing) {
 
 TEST_F(Attention, TmaCopiesChangeNothing) {
   // K and V by the TMA engine (g4_tma and g2_tma: the default for one-trip
-  // four- and two-group launches; with MOSS_ATTENTION_TMA=2 also for
-  // two-trip ones: g4_tma's one stage's mbarrier completes twice, g2_tma's
-  // two stages alternate, and with skip on a trip of fewer tiles expects
-  // fewer bytes) or by every thread's cp.async (MOSS_ATTENTION_TMA=0, which
-  // gives g2 its copy warps back): only how the tiles reach shared memory
-  // differs, so every output bit is the same, with tail tiles, skip on, the
-  // bhtd layout and a strided mask.
+  // four- and two-group launches and for the two-group walks the rule marks,
+  // where g2_tma's two stages alternate; with MOSS_ATTENTION_TMA=2 also for
+  // the others: g4_tma's one stage's mbarrier completes twice, and with skip
+  // on a trip of fewer tiles expects fewer bytes) or by every thread's cp.async
+  // (MOSS_ATTENTION_TMA=0, which gives g2 its copy warps back): only how the
+  // tiles reach shared memory differs, so every output bit is the same, with
+  // tail tiles, skip on, the bhtd layout and a strided mask.
   RuntimeHandle cp, forced;
   ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
       << moss_runtime_last_error(nullptr);
@@ -630,8 +630,7 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
                  Case{3, 12, 8, 250, MaskKind::SparseHistory, true},
                  Case{2, 5, 16, 200, MaskKind::Random, true}, // 8-key tail
                  Case{1, 3, 1, 256, MaskKind::Random, true},  // no tail
-                 Case{16, 12, 1, 250, MaskKind::Ring, true},  // 192 CTAs
-                 Case{16, 12, 1, 400, MaskKind::Ring, false}, // two trips
+                 Case{11, 12, 1, 250, MaskKind::Ring, true},  // 132 CTAs
                  Case{16, 12, 8, 400, MaskKind::SparseHistory, false},
                  Case{8, 12, 1, 400, MaskKind::Random, false}, // 96 CTAs
                  // Two groups: a 61-key tail, rows g + 8, 320 CTAs, two
@@ -641,7 +640,14 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
                  Case{16, 20, 1, 125, MaskKind::Ring, true, 2},
                  Case{1, 20, 32, 125, MaskKind::SparseHistory, true, 2},
                  Case{2, 7, 1, 100, MaskKind::Random, true, 2},
-                 Case{16, 20, 1, 250, MaskKind::Ring, false, 2}}) {
+                 Case{16, 20, 1, 250, MaskKind::Ring, false, 2},
+                 // By the rule over several trips: the decode pairs (192
+                 // CTAs; S = 250 two trips, S = 400 four) and four trips of
+                 // two row warps, their 16-key tails.
+                 Case{16, 12, 1, 250, MaskKind::Ring, true, 2},
+                 Case{16, 12, 1, 400, MaskKind::Random, true, 2},
+                 Case{8, 12, 32, 400, MaskKind::SparseHistory, true, 2},
+                 Case{8, 12, 30, 400, MaskKind::Ring, true, 2}}) {
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,

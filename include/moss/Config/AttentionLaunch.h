@@ -205,8 +205,11 @@ struct AttentionLaunch {
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
   /// The launch runs the TMA function (attentionHasTmaCopies) when k and v
   /// encode as tensor maps: by the rule (AttentionTmaMode::rule) when it has
-  /// one trip a CTA (tilesPerSplit <= kvGroups). H200 against ABI 9: H=12 S=250
-  /// T=1 B=1 4.08 -> 3.67 us, B=4 4.41 -> 3.98; at B=16 level plainly and
+  /// one trip a CTA (tilesPerSplit <= kvGroups), and for two groups (two
+  /// stages) also over more than two trips and for the decode pairs of
+  /// chooseAttentionKvGroups (H100, benchmarks/results/2026-12-05f-h100/rule:
+  /// H=12 S=400 T=32 B=16 9.86 -> 9.40 us with PDL). H200 against ABI 9: H=12
+  /// S=250 T=1 B=1 4.08 -> 3.67 us, B=4 4.41 -> 3.98; at B=16 level plainly and
   /// 0.17 faster with PDL. Launches of two trips copy the second after the
   /// compute (one stage): H=12 S=400 B=16 T=1 was 0.14 us slower plainly
   /// with the engine (benchmarks/results/2026-12-04e-h200/forced-tma). Where
@@ -231,8 +234,10 @@ struct AttentionLaunch {
 /// Key groups of the rule before splitting, for sizes >= 1: the warps that
 /// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on); 1
 /// for more than kAttentionGroupsMaxCtas CTAs (at most 2 for one row warp up
-/// to kAttentionPairedGroupsMaxCtas), and for two row warps in a grid of at
-/// most kAttentionFewCtas CTAs when groups would leave more than one trip;
+/// to kAttentionPairedGroupsMaxCtas); at most 2 for a decode pair, T = 1 in
+/// more than kAttentionSms and at most kAttentionGroupsMaxCtas CTAs (H=12
+/// S=250 T=1 B=16 5.48 -> 4.87 us with PDL); 1 for two row warps in a grid of
+/// at most kAttentionFewCtas CTAs when groups would leave more than one trip;
 /// 2 instead of 4 when keyTiles > 4 and ctas * ceil(keyTiles / 2)
 /// <= kAttentionSms (the splits of two-group CTAs, each one trip, fit one
 /// CTA an SM).

@@ -189,8 +189,17 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value pairable = arith::AndIOp::create(rw, loc, fourGroups, manyTiles);
     Value pairGrid = arith::AndIOp::create(rw, loc, pairable, pairFits);
     Value paired = select(pairGrid, c(2), fitting);
-    Value groups0 = select(pairedFullGrid, minU(fitting, c(2)),
-                           select(oneGroup, c(1), paired));
+    // And two for a decode step (T = 1) in a grid past one CTA an SM.
+    Value decodePair = arith::AndIOp::create(
+        rw, loc,
+        arith::AndIOp::create(
+            rw, loc, eq(tDim, 1),
+            arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, ctas,
+                                  c(config::kAttentionSms))),
+        ule(ctas, c(config::kAttentionGroupsMaxCtas)));
+    Value twoAtMost = arith::OrIOp::create(rw, loc, pairedFullGrid, decodePair);
+    Value groups0 =
+        select(twoAtMost, minU(fitting, c(2)), select(oneGroup, c(1), paired));
     auto stagesOf = [&](Value groups) {
       return select(ule(groups, c(2)), c(2), c(1));
     };

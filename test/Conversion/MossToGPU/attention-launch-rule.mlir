@@ -163,10 +163,11 @@ func.func @b1_h12_t1_s250(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf1
 
 // -----
 
-// 192 CTAs of 4 groups, one trip each: the same.
+// A decode step in 192 CTAs (past one an SM): two groups of two trips (the
+// runtime copies them by TMA), no copy warps.
 // CHECK-LABEL: func.func @b16_h12_t1_s250(
 // CHECK-NOT: xf32>
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87552_i32
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c192, %c1, %c1) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c74240_i32
 // CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h12_t1_s250(%q: tensor<16x12x1x64xbf16>, %k: tensor<16x12x250x64xbf16>, %v: tensor<16x12x250x64xbf16>, %m: tensor<16x1x1x250xi1>) -> tensor<16x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x1x64xbf16>, tensor<16x12x250x64xbf16>, tensor<16x12x250x64xbf16>, tensor<16x1x1x250xi1> -> tensor<16x12x1x64xbf16>
@@ -175,10 +176,23 @@ func.func @b16_h12_t1_s250(%q: tensor<16x12x1x64xbf16>, %k: tensor<16x12x250x64x
 
 // -----
 
-// 192 CTAs of 4 groups (one stage), two trips: no split, not tmaCopies.
-// CHECK-LABEL: func.func @b16_h12_t1_s400(
+// T = 8 in the same grid keeps four groups (one stage), two trips: no
+// split, and not copied by TMA.
+// CHECK-LABEL: func.func @b16_h12_t8_s400(
 // CHECK-NOT: xf32>
 // CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in (%c192, %c1, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c87552_i32
+// CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+func.func @b16_h12_t8_s400(%q: tensor<16x12x8x64xbf16>, %k: tensor<16x12x400x64xbf16>, %v: tensor<16x12x400x64xbf16>, %m: tensor<16x1x8x400xi1>) -> tensor<16x12x8x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x8x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x1x8x400xi1> -> tensor<16x12x8x64xbf16>
+  return %o : tensor<16x12x8x64xbf16>
+}
+
+// -----
+
+// The same with S = 400: four trips of two groups, no split.
+// CHECK-LABEL: func.func @b16_h12_t1_s400(
+// CHECK-NOT: xf32>
+// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in (%c192, %c1, %c1) threads in (%c64, %c1, %c1) dynamic_shared_memory_size %c74240_i32
 // CHECK-SAME: %c1_i32 : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
 func.func @b16_h12_t1_s400(%q: tensor<16x12x1x64xbf16>, %k: tensor<16x12x400x64xbf16>, %v: tensor<16x12x400x64xbf16>, %m: tensor<16x1x1x400xi1>) -> tensor<16x12x1x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<16x12x1x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x12x400x64xbf16>, tensor<16x1x1x400xi1> -> tensor<16x12x1x64xbf16>

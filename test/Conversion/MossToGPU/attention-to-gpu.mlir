@@ -382,9 +382,16 @@
 // CHECK: %[[PAIRABLE:.*]] = arith.andi %[[FOUR]], %[[MORE]]
 // CHECK: %[[PAIR:.*]] = arith.andi %[[PAIRABLE]], %[[PAIRFITS]]
 // CHECK: %[[PAIRG:.*]] = arith.select %[[PAIR]], %c2{{.*}}, %[[FIT]]
+// And at most two for a decode step (T = 1) of 133..264 CTAs.
+// CHECK: %[[UPTO264:.*]] = arith.cmpi ule, %[[CTAS]], %c264
+// CHECK: %[[PAST132:.*]] = arith.cmpi ugt, %[[CTAS]], %c132
+// CHECK: %[[T1:.*]] = arith.cmpi eq, %[[T]], %c1
+// CHECK: %[[T1PAST:.*]] = arith.andi %[[T1]], %[[PAST132]]
+// CHECK: %[[DECODEPAIR:.*]] = arith.andi %[[T1PAST]], %[[UPTO264]]
+// CHECK: %[[ATMOST2:.*]] = arith.ori %[[PAIREDFULL]], %[[DECODEPAIR]]
 // CHECK: %[[G1:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[PAIRG]]
 // CHECK: %[[TWOMOST:.*]] = arith.minui %[[FIT]], %c2
-// CHECK: %[[G0:.*]] = arith.select %[[PAIREDFULL]], %[[TWOMOST]], %[[G1]]
+// CHECK: %[[G0:.*]] = arith.select %[[ATMOST2]], %[[TWOMOST]], %[[G1]]
 // Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
 // slots / (f ctas), 132 / ctas, most)) with f = 2 for one group, else 4,
 // minTrips = 1 for one or two row warps, else 2, most = 4 for two row warps,
