@@ -123,17 +123,19 @@ int64_t ctasPerSm(int64_t rowWarps, int64_t groups) {
 int64_t ctasOf(int64_t b, int64_t h, int64_t t) {
   return b * h * ceilDiv(t, kAttentionRowsPerWarp * rowWarpsFor(t));
 }
-/// A decode step of one query row in a grid past one CTA an SM (up to
-/// kAttentionGroupsMaxCtas): two key groups whose trips the TMA engine
+/// A decode step of up to four query rows in a grid past one CTA an SM (up
+/// to kAttentionGroupsMaxCtas): two key groups whose trips the TMA engine
 /// pipelines on two stages beat four groups in one trip, which every warp
 /// waits for whole (H100, H=12 T=1, plain / PDL us: S=250 B=16 5.70 / 5.41
 /// -> 5.22 / 4.79, B=12 5.36 / 4.83 -> 5.17 / 4.50, B=20 6.33 / 5.81 ->
 /// 5.82 / 5.21; S=400 B=16 7.94 / 7.68 -> 7.61 / 7.57; by cp.async, where
-/// the maps do not encode, S=250 B=16 5.49 / 5.02). Not at T=8 or 16 (level
-/// or slower) nor at 96 CTAs (S=250 B=8 4.21 -> 4.34 with PDL).
+/// the maps do not encode, S=250 B=16 5.49 / 5.02; T=2 S=250 B=16 5.94 /
+/// 5.32 -> 5.40 / 4.88, T=4 S=400 B=16 7.88 / 7.89 -> 7.78 / 7.27). Not at
+/// T=8 or 16 (level or slower) nor at 96 CTAs (S=250 B=8 4.21 -> 4.34 with
+/// PDL).
 bool decodePair(int64_t t, int64_t rowWarps, int64_t ctas) {
-  return t == 1 && rowWarps == 1 && ctas > kAttentionSms &&
-         ctas <= kAttentionGroupsMaxCtas;
+  return t <= kAttentionDecodePairMaxRows && rowWarps == 1 &&
+         ctas > kAttentionSms && ctas <= kAttentionGroupsMaxCtas;
 }
 /// `splitting`: the rule, not the caller, picks the split count.
 int64_t groupsFor(int64_t t, int64_t rowWarps, int64_t tiles, int64_t ctas,

@@ -157,7 +157,8 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   // trips, so one group (and splits).
   EXPECT_EQ(chooseAttentionKvGroups(1, 12, 32, 250), 1);
   // A full grid: 16 * 12 = 192 CTAs still group, by four for T = 8 but by
-  // two for a decode step of one row past one CTA an SM (133..264 CTAs);
+  // two for a decode step of up to four rows past one CTA an SM (133..264
+  // CTAs);
   // 16 * 20 = 320 and 32 * 12 = 384 of one row warp take two groups (2-warp
   // CTAs, three an SM), of two row warps none; 20 * 20 = 400 none.
   EXPECT_EQ(chooseAttentionKvGroups(16, 12, 8, 400), 4);
@@ -165,7 +166,9 @@ TEST(AttentionLaunchTest, KeyGroupsFillTheWarpsRowsLeaveFree) {
   EXPECT_EQ(chooseAttentionKvGroups(16, 12, 1, 250), 2);
   EXPECT_EQ(chooseAttentionKvGroups(22, 12, 1, 250), 2); // 264 CTAs
   EXPECT_EQ(chooseAttentionKvGroups(11, 12, 1, 250), 4); // 132 CTAs
-  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 2, 250), 4);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 2, 250), 2);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 4, 400), 2);
+  EXPECT_EQ(chooseAttentionKvGroups(16, 12, 5, 250), 4);
   EXPECT_EQ(chooseAttentionKvGroups(16, 20, 1, 125), 2);
   EXPECT_EQ(chooseAttentionKvGroups(16, 20, 8, 125), 2);
   EXPECT_EQ(chooseAttentionKvGroups(32, 12, 1, 400), 2);
@@ -336,10 +339,10 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   ASSERT_EQ(b16.tilesPerSplit, 7);
   EXPECT_FALSE(b16.tmaCopies);
   EXPECT_EQ(b16.sharedBytes, 4 * 16384 + 4 * 2048 + 3 * 4608);
-  // The decode pairs (T = 1, 133..264 CTAs): two groups by TMA whatever the
-  // trips (S = 250: two, S = 400: four); 96 or 384 CTAs are none.
+  // The decode pairs (T <= 4, 133..264 CTAs): two groups by TMA whatever
+  // the trips (S = 250: two, S = 400: four); 96 or 384 CTAs are none.
   for (int64_t s : {250, 400}) {
-    AttentionLaunch pair = derive(16, 12, 1, s);
+    AttentionLaunch pair = derive(16, 12, s == 250 ? 1 : 4, s);
     EXPECT_EQ(pair.kvGroups, 2) << s;
     EXPECT_EQ(pair.splits, 1) << s;
     EXPECT_TRUE(pair.tmaCopies) << s;

@@ -646,6 +646,7 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
                  // two row warps, their 16-key tails.
                  Case{16, 12, 1, 250, MaskKind::Ring, true, 2},
                  Case{16, 12, 1, 400, MaskKind::Random, true, 2},
+                 Case{16, 12, 4, 250, MaskKind::SparseHistory, true, 2},
                  Case{8, 12, 32, 400, MaskKind::SparseHistory, true, 2},
                  Case{8, 12, 30, 400, MaskKind::Ring, true, 2}}) {
     moss::config::AttentionLaunch launch;

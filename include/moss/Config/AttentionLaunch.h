@@ -126,6 +126,8 @@ constexpr int64_t kAttentionFewCtas = 32;
 constexpr int64_t kAttentionPairedGroupsMaxCtas = 3 * kAttentionSms;
 /// Splits of a launch of two row warps at most (their merge moves 32 rows).
 constexpr int64_t kAttentionTwoRowWarpsMaxSplits = 4;
+/// A decode pair (chooseAttentionKvGroups) has at most this many query rows.
+constexpr int64_t kAttentionDecodePairMaxRows = 4;
 
 /// nvvm.minctasm of the function for `kvGroups` key groups.
 int64_t attentionMinCtasPerSm(int64_t kvGroups);
@@ -234,9 +236,10 @@ struct AttentionLaunch {
 /// Key groups of the rule before splitting, for sizes >= 1: the warps that
 /// rows leave free, min(4 / rowWarps, keyTiles) (1 from 3 row warps on); 1
 /// for more than kAttentionGroupsMaxCtas CTAs (at most 2 for one row warp up
-/// to kAttentionPairedGroupsMaxCtas); at most 2 for a decode pair, T = 1 in
-/// more than kAttentionSms and at most kAttentionGroupsMaxCtas CTAs (H=12
-/// S=250 T=1 B=16 5.48 -> 4.87 us with PDL); 1 for two row warps in a grid of
+/// to kAttentionPairedGroupsMaxCtas); at most 2 for a decode pair, T <=
+/// kAttentionDecodePairMaxRows in more than kAttentionSms and at most
+/// kAttentionGroupsMaxCtas CTAs (H=12 S=250 T=1 B=16 5.48 -> 4.87 us with
+/// PDL); 1 for two row warps in a grid of
 /// at most kAttentionFewCtas CTAs when groups would leave more than one trip;
 /// 2 instead of 4 when keyTiles > 4 and ctas * ceil(keyTiles / 2)
 /// <= kAttentionSms (the splits of two-group CTAs, each one trip, fit one

@@ -189,11 +189,12 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     Value pairable = arith::AndIOp::create(rw, loc, fourGroups, manyTiles);
     Value pairGrid = arith::AndIOp::create(rw, loc, pairable, pairFits);
     Value paired = select(pairGrid, c(2), fitting);
-    // And two for a decode step (T = 1) in a grid past one CTA an SM.
+    // And two for a decode step of at most four rows in a grid past one CTA
+    // an SM.
     Value decodePair = arith::AndIOp::create(
         rw, loc,
         arith::AndIOp::create(
-            rw, loc, eq(tDim, 1),
+            rw, loc, ule(tDim, c(config::kAttentionDecodePairMaxRows)),
             arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, ctas,
                                   c(config::kAttentionSms))),
         ule(ctas, c(config::kAttentionGroupsMaxCtas)));

@@ -382,10 +382,10 @@
 // CHECK: %[[PAIRABLE:.*]] = arith.andi %[[FOUR]], %[[MORE]]
 // CHECK: %[[PAIR:.*]] = arith.andi %[[PAIRABLE]], %[[PAIRFITS]]
 // CHECK: %[[PAIRG:.*]] = arith.select %[[PAIR]], %c2{{.*}}, %[[FIT]]
-// And at most two for a decode step (T = 1) of 133..264 CTAs.
+// And at most two for a decode step (T <= 4) of 133..264 CTAs.
 // CHECK: %[[UPTO264:.*]] = arith.cmpi ule, %[[CTAS]], %c264
 // CHECK: %[[PAST132:.*]] = arith.cmpi ugt, %[[CTAS]], %c132
-// CHECK: %[[T1:.*]] = arith.cmpi eq, %[[T]], %c1
+// CHECK: %[[T1:.*]] = arith.cmpi ule, %[[T]], %c4
 // CHECK: %[[T1PAST:.*]] = arith.andi %[[T1]], %[[PAST132]]
 // CHECK: %[[DECODEPAIR:.*]] = arith.andi %[[T1PAST]], %[[UPTO264]]
 // CHECK: %[[ATMOST2:.*]] = arith.ori %[[PAIREDFULL]], %[[DECODEPAIR]]
