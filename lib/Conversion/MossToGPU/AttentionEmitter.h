@@ -239,6 +239,14 @@ private:
       vec = LLVM::InsertElementOp::create(b, loc, vec, v, constI32(i));
     return vec;
   }
+  /// The four floats of the 16-byte vector at `ptr` (shared memory).
+  SmallVector<Value> loadFloats4(Value ptr) {
+    Value vec = load(v4f32, ptr, 16);
+    SmallVector<Value> floats;
+    for (int64_t i = 0; i < 4; ++i)
+      floats.push_back(lane(vec, i));
+    return floats;
+  }
   /// Two f32 rounded to bf16 and packed into one 32-bit MMA register (the
   /// first value in the low half).
   Value packBf16x2(Value lo, Value hi) {

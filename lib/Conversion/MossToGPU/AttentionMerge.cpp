@@ -163,11 +163,7 @@ Value AttentionEmitter::entryVector(Value entry, int64_t v) {
 }
 
 SmallVector<Value> AttentionEmitter::loadEntryVector(Value entry, int64_t v) {
-  Value vec = load(v4f32, entryVector(entry, v), 16);
-  SmallVector<Value> floats;
-  for (int64_t i = 0; i < 4; ++i)
-    floats.push_back(lane(vec, i));
-  return floats;
+  return loadFloats4(entryVector(entry, v));
 }
 
 /// Group 0 of a function of three or more groups merges the other entries
@@ -358,7 +354,10 @@ void AttentionEmitter::armSplitBarrier() {
 /// weights are exact powers of two and this rounds like rescaling the
 /// running sums split by split, without that merge's dependent rounds of
 /// maximum, exp2 and rescale. Slots are read kMergeGroup at a time so that
-/// their loads overlap. A split without an allowed key (m = -inf) weighs 0.
+/// their loads overlap; the loop loads each slot's m and l again (one
+/// 16-byte load) rather than holding eight slots' through it (the fully
+/// unrolled form spilled g1_split). A split without an allowed key (m =
+/// -inf) weighs 0.
 void AttentionEmitter::mergeSplits(
     llvm::function_ref<Value(Value, int64_t)> slotVector) {
   constexpr int64_t kMergeGroup = 2;
@@ -367,11 +366,7 @@ void AttentionEmitter::mergeSplits(
   // Slot z's four floats at `offset`; where z is past the splits, those of
   // `fallback` (a real slot, so the load stays in bounds; weighted 0).
   auto loadVector = [&](Value z, Value real, Value fallback, int64_t offset) {
-    Value vec = load(v4f32, slotVector(select(real, z, fallback), offset), 16);
-    SmallVector<Value> floats;
-    for (int64_t i = 0; i < 4; ++i)
-      floats.push_back(lane(vec, i));
-    return floats;
+    return loadFloats4(slotVector(select(real, z, fallback), offset));
   };
   Value mUse[2];
   {
