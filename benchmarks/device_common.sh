@@ -38,3 +38,62 @@ moss_device_attention_bench() {
   grep -E "^ +[0-9]" "$out/bench.txt" \
     | awk '{print $1,$2,$3,$4,"sp",$6,"bthd",$8,"pdl",$9,"cp.async",$10,"bhtd+cp",$12,"up",$14,"err",$16}'
 }
+
+# moss_device_attention_checks OUT KERNELS_DIR: the GPU checks of an attention
+# kernel change on KERNELS_DIR (with the example whitelist): every runtime
+# test, the attention, graph and programmatic tests with MOSS_ATTENTION_PDL=1,
+# and memcheck over Attention.*; logs in OUT, summaries printed.
+moss_device_attention_checks() {
+  local out=$1 dir=$2
+  local t=$MOSS_RT_BUILD/unittests/Runtime/MossRuntimeTests
+  local san
+  san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  export MOSS_TEST_KERNELS_DIR=$dir MOSS_TEST_WHITELIST=$MOSS_ROOT/configs/h200-example.json
+  timeout 250 $t >"$out/t.log" 2>&1
+  echo "runtime tests rc=$?"
+  grep -E "^\[  (FAILED|PASSED)|Failure" -A3 "$out/t.log" | head -12
+  MOSS_ATTENTION_PDL=1 timeout 100 $t --gtest_filter='Attention*:*Graph*:*Programmatic*' \
+    >"$out/t-pdl.log" 2>&1
+  echo "PDL tests rc=$?"
+  grep -E "^\[  (FAILED|PASSED)" "$out/t-pdl.log" | head -5
+  timeout 150 $san --tool memcheck --error-exitcode 9 $t --gtest_filter='Attention.*' \
+    >"$out/memcheck.log" 2>&1
+  echo "memcheck rc=$?"
+  grep -E "ERROR SUMMARY|^\[  (FAILED|PASSED)" "$out/memcheck.log" | head -4
+}
+
+# moss_device_attention_ab OUT CASES ROUNDS NAME=KERNELS_DIR...: moss-bench
+# --attention-cases CASES on each kernels dir, the variants alternating in
+# each of ROUNDS rounds (OUT/NAME-rK.txt and .json), then moss_attention_means.
+moss_device_attention_ab() {
+  local out=$1 cases=$2 rounds=$3
+  shift 3
+  local round variant names=()
+  for round in $(seq "$rounds"); do
+    for variant in "$@"; do
+      timeout 80 $MOSS_BENCH --kernels-dir "${variant#*=}" --attention-cases "$cases" \
+        --json "$out/${variant%%=*}-r$round.json" >"$out/${variant%%=*}-r$round.txt" 2>&1 \
+        || echo "${variant%%=*} r$round rc=$?"
+    done
+  done
+  for variant in "$@"; do names+=("${variant%%=*}"); done
+  moss_attention_means "$out" "$cases" "${names[@]}"
+}
+
+# moss_attention_means OUT CASES NAME...: per case (H:S:T:B) each variant's
+# launch and its plain / PDL us per call, averaged over OUT/NAME-r*.txt.
+moss_attention_means() {
+  local out=$1 cases=$2
+  shift 2
+  local c h s t b name
+  for c in ${cases//,/ }; do
+    IFS=: read -r h s t b <<<"$c"
+    printf "%s" "$c"
+    for name in "$@"; do
+      cat "$out/$name"-r*.txt | awk -v h="$h" -v s="$s" -v t="$t" -v b="$b" -v v="$name" \
+        '$1==h && $2==s && $3==t && $4==b {l=$6; p+=$9; q+=$10; n++}
+         END {if (n) printf "  %s %s %.2f/%.2f", v, l, p/n, q/n}'
+    done
+    echo
+  done
+}
