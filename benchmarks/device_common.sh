@@ -80,6 +80,26 @@ moss_device_attention_ab() {
   moss_attention_means "$out" "$cases" "${names[@]}"
 }
 
+# moss_device_attention_env_ab OUT CASES ROUNDS KERNELS_DIR NAME=ENV...: as
+# moss_device_attention_ab on one kernels dir, the variants differing in the
+# environment instead (ENV: VAR=VALUE[,VAR=VALUE...], or - for none).
+moss_device_attention_env_ab() {
+  local out=$1 cases=$2 rounds=$3 dir=$4
+  shift 4
+  local round variant spec names=()
+  for round in $(seq "$rounds"); do
+    for variant in "$@"; do
+      spec=${variant#*=}
+      [ "$spec" = - ] && spec=
+      env ${spec//,/ } timeout 120 $MOSS_BENCH --kernels-dir "$dir" --attention-cases "$cases" \
+        --json "$out/${variant%%=*}-r$round.json" >"$out/${variant%%=*}-r$round.txt" 2>&1 \
+        || echo "${variant%%=*} r$round rc=$?"
+    done
+  done
+  for variant in "$@"; do names+=("${variant%%=*}"); done
+  moss_attention_means "$out" "$cases" "${names[@]}"
+}
+
 # moss_attention_means OUT CASES NAME...: per case (H:S:T:B) each variant's
 # launch and its plain / PDL us per call, averaged over OUT/NAME-r*.txt.
 moss_attention_means() {
