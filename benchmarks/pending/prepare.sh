@@ -2,10 +2,10 @@
 # Builds the kernels of a pending experiment's patch on the compiler machine:
 #   bash benchmarks/pending/prepare.sh PATCH OUT_DIR [MOSS_AOT_ARGS...]
 # applies PATCH to the (clean) working tree, builds moss-aot, writes the AOT
-# build of configs/h200-example.json into OUT_DIR (ignored; carry it to the
-# device) with any further arguments passed to moss-aot, then restores the
-# tree and rebuilds, so the tree and build/ are the base again. Uses build/
-# (MOSS_BUILD_DIR overrides).
+# build of configs/h200-example.json (MOSS_PREPARE_WHITELIST overrides) into
+# OUT_DIR (ignored; carry it to the device) with any further arguments passed
+# to moss-aot, then restores the tree and rebuilds, so the tree and build/ are
+# the base again. Uses build/ (MOSS_BUILD_DIR overrides).
 set -euo pipefail
 patch=$1 out=$2
 shift 2
@@ -21,4 +21,5 @@ restore() { git checkout -- . && cmake --build "$build" >/dev/null; }
 trap restore EXIT
 cmake --build "$build" --target moss-aot
 rm -rf "$out"
-"$build/bin/moss-aot" "$@" --whitelist configs/h200-example.json --out "$out"
+"$build/bin/moss-aot" "$@" --whitelist "${MOSS_PREPARE_WHITELIST:-configs/h200-example.json}" \
+  --out "$out"
