@@ -22,8 +22,9 @@ rm -rf $MOSS_RT_BUILD; moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix"
 echo "built $(date +%T)"
 moss_device_attention_checks "$R" "$KERNELS"
 echo "tests done $(date +%T)"
-# Long chunks the rule moves to g1_tma (S >= 193, more than two trips), and
-# 20:125:480:16 (two trips, stays g1) as the control.
-CASES=12:400:480:16,12:250:480:16,12:400:240:16,12:400:120:16,12:400:60:16,12:400:480:4,12:400:120:4,20:125:480:16
+# Long chunks the rule moves to g1_tma (S >= 193, more than two trips), the
+# decode steps and short chunks of 64 streams (one row warp or two past 396
+# CTAs, one group), and 20:125:480:16 (two trips, stays g1) as the control.
+CASES=12:400:480:16,12:250:480:16,12:400:240:16,12:400:120:16,12:400:60:16,12:400:480:4,12:400:120:4,12:400:1:64,12:250:1:64,12:400:8:64,12:400:32:64,20:125:480:16
 moss_device_attention_env_ab "$R" "$CASES" 3 "$KERNELS" tma=- cp=MOSS_ATTENTION_TMA=0
 grep -h "error" "$R"/*-r*.txt | head -5
