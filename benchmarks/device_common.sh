@@ -62,42 +62,42 @@ moss_device_attention_checks() {
   grep -E "ERROR SUMMARY|^\[  (FAILED|PASSED)" "$out/memcheck.log" | head -4
 }
 
-# moss_device_attention_ab OUT CASES ROUNDS NAME=KERNELS_DIR...: moss-bench
-# --attention-cases CASES on each kernels dir, the variants alternating in
-# each of ROUNDS rounds (OUT/NAME-rK.txt and .json), then moss_attention_means.
+# moss_device_attention_ab OUT CASES ROUNDS NAME=KERNELS_DIR[+VAR=VALUE,...]...:
+# moss-bench --attention-cases CASES on each variant's kernels dir, with its
+# environment variables if it names any, the variants alternating in each of
+# ROUNDS rounds (OUT/NAME-rK.txt and .json), then moss_attention_means.
 moss_device_attention_ab() {
   local out=$1 cases=$2 rounds=$3
   shift 3
-  local round variant names=()
+  local round variant name rest spec names=()
   for round in $(seq "$rounds"); do
     for variant in "$@"; do
-      timeout 80 $MOSS_BENCH --kernels-dir "${variant#*=}" --attention-cases "$cases" \
-        --json "$out/${variant%%=*}-r$round.json" >"$out/${variant%%=*}-r$round.txt" 2>&1 \
-        || echo "${variant%%=*} r$round rc=$?"
+      name=${variant%%=*} rest=${variant#*=} spec=
+      [[ $rest == *+* ]] && spec=${rest#*+}
+      env ${spec//,/ } timeout 120 $MOSS_BENCH --kernels-dir "${rest%%+*}" --attention-cases "$cases" \
+        --json "$out/$name-r$round.json" >"$out/$name-r$round.txt" 2>&1 \
+        || echo "$name r$round rc=$?"
     done
   done
   for variant in "$@"; do names+=("${variant%%=*}"); done
   moss_attention_means "$out" "$cases" "${names[@]}"
 }
 
-# moss_device_attention_env_ab OUT CASES ROUNDS KERNELS_DIR NAME=ENV...: as
-# moss_device_attention_ab on one kernels dir, the variants differing in the
-# environment instead (ENV: VAR=VALUE[,VAR=VALUE...], or - for none).
+# moss_device_attention_env_ab OUT CASES ROUNDS KERNELS_DIR NAME=ENV...:
+# moss_device_attention_ab on one kernels dir, the variants differing in their
+# environment (ENV: VAR=VALUE[,VAR=VALUE...], or - for none).
 moss_device_attention_env_ab() {
   local out=$1 cases=$2 rounds=$3 dir=$4
   shift 4
-  local round variant spec names=()
-  for round in $(seq "$rounds"); do
-    for variant in "$@"; do
-      spec=${variant#*=}
-      [ "$spec" = - ] && spec=
-      env ${spec//,/ } timeout 120 $MOSS_BENCH --kernels-dir "$dir" --attention-cases "$cases" \
-        --json "$out/${variant%%=*}-r$round.json" >"$out/${variant%%=*}-r$round.txt" 2>&1 \
-        || echo "${variant%%=*} r$round rc=$?"
-    done
+  local variant variants=()
+  for variant in "$@"; do
+    if [ "${variant#*=}" = - ]; then
+      variants+=("${variant%%=*}=$dir")
+    else
+      variants+=("${variant%%=*}=$dir+${variant#*=}")
+    fi
   done
-  for variant in "$@"; do names+=("${variant%%=*}"); done
-  moss_attention_means "$out" "$cases" "${names[@]}"
+  moss_device_attention_ab "$out" "$cases" "$rounds" "${variants[@]}"
 }
 
 # moss_attention_means OUT CASES NAME...: per case (H:S:T:B) each variant's
