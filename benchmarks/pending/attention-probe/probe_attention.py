@@ -49,7 +49,7 @@ def read(buf, out_elems, warps):
     for w in raw:
         if timer(w, 40) == 0:
             continue  # no such warp in this launch
-        rows.append(dict(clk={i: int(w[i]) for i in STEPS if w[i]}, t0=timer(w, 40),
+        rows.append(dict(clk={i: int(w[i]) for i in STEPS if w[i] or i == 0}, t0=timer(w, 40),
                          twait=timer(w, 42), tend=timer(w, 44)))
     return rows
 
