@@ -5,6 +5,17 @@ MOSS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MOSS_RT_BUILD=/tmp/moss-rt-build
 MOSS_BENCH=$MOSS_RT_BUILD/benchmarks/moss-bench/moss-bench
 
+# moss_device_begin: the start of a device script. Sets R=$OUT/r for its logs
+# and results (packed into $OUT/results.tgz on exit, whatever happens) and
+# writes the GPU's name, driver and clock into R/gpu.txt.
+moss_device_begin() {
+  R=$OUT/r
+  mkdir -p "$R"
+  trap 'tar -czf "$OUT/results.tgz" -C "$R" .' EXIT
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$R/gpu.txt"
+  cat "$R/gpu.txt"
+}
+
 # moss_device_build OUT DEPS [ninja targets...]: configure (runtime only) and
 # build into $MOSS_RT_BUILD; logs in OUT; exits the script on failure.
 moss_device_build() {

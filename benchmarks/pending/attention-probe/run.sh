@@ -10,9 +10,7 @@
 set -u
 source benchmarks/device_common.sh
 HERE=$MOSS_ROOT/benchmarks/pending/attention-probe
-R=$OUT/r; mkdir -p "$R"
-trap 'tar -czf "$OUT/results.tgz" -C "$R" .' EXIT
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$R/gpu.txt"; cat "$R/gpu.txt"
+moss_device_begin
 moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix" moss_runtime
 MOSS_RUNTIME_LIB=$(find $MOSS_RT_BUILD -name libmoss_runtime.so | head -1)
 export MOSS_RUNTIME_LIB MOSS_KERNELS_DIR=$MOSS_ROOT/.cand/aprobe/k

@@ -2,19 +2,16 @@
 # g1_tma (attention ABI 13, g1-tma.patch): the GPU checks of the patched
 # runtime and kernels, and g1_tma against g1 (MOSS_ATTENTION_TMA=0) on the
 # launches the patched rule moves to it, alternating, three rounds.
-# Prepare on the compiler machine, from a clean tree at the patch's base:
-#   git apply benchmarks/pending/g1-tma/g1-tma.patch
-#   cmake --build build && ./build/bin/moss-aot --whitelist configs/h200-example.json --out .cand/g1tma/k
-#   git checkout -- . && cmake --build build   # back to the base
+# Prepare on the compiler machine (applies the patch, builds the kernels,
+# restores the tree and build/):
+#   bash benchmarks/pending/prepare.sh benchmarks/pending/g1-tma/g1-tma.patch .cand/g1tma/k
 # Run on the device from the repository root (carry .devdeps and .cand/g1tma):
 #   bash benchmarks/pending/g1-tma/run.sh
 set -o pipefail
 source benchmarks/device_common.sh
 PATCH=$MOSS_ROOT/benchmarks/pending/g1-tma/g1-tma.patch
 KERNELS=$MOSS_ROOT/.cand/g1tma/k
-R=$OUT/r; mkdir -p "$R"
-trap 'tar -czf "$OUT/results.tgz" -C "$R" .' EXIT
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$R/gpu.txt"; cat "$R/gpu.txt"
+moss_device_begin
 # The runtime must match the kernels' ABI (13): patch the device's copy.
 (cd "$MOSS_ROOT" && { git apply "$PATCH" 2>/dev/null || patch -p1 -s <"$PATCH"; }) \
   || { echo "patch failed"; exit 1; }

@@ -13,9 +13,7 @@ set -o pipefail
 source benchmarks/device_common.sh
 HERE=$MOSS_ROOT/benchmarks/pending/w-prefetch
 WL=$HERE/whitelist.json BASE=$MOSS_ROOT/.cand/wpf/base NEW=$MOSS_ROOT/.cand/wpf/k
-R=$OUT/r; mkdir -p "$R"
-trap 'tar -czf "$OUT/results.tgz" -C "$R" .' EXIT
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$R/gpu.txt"; cat "$R/gpu.txt"
+moss_device_begin
 rm -rf $MOSS_RT_BUILD; moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix"
 echo "built $(date +%T)"
 T=$MOSS_RT_BUILD/unittests/Runtime/MossRuntimeTests
