@@ -80,15 +80,15 @@ bool attentionHasCopyWarps(int64_t kvGroups) {
 }
 
 bool attentionHasTmaCopies(int64_t kvGroups, bool split) {
-  return (kvGroups == 4 || kvGroups == 2) && !split;
+  return kvGroups != 3 && !split;
 }
 
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma) {
   if (tma) {
     if (!attentionHasTmaCopies(kvGroups, split))
       return -1;
-    // After the split functions: g4_tma, then g2_tma (ABI 12).
-    return 2 * kAttentionMaxKvGroups + (kvGroups == 4 ? 0 : 1);
+    // After the split functions: g4_tma, g2_tma (ABI 12), g1_tma (13).
+    return 2 * kAttentionMaxKvGroups + (kvGroups == 4 ? 0 : 3 - kvGroups);
   }
   return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
@@ -98,6 +98,8 @@ AttentionFunction attentionFunctionAt(int64_t index) {
     return {4, false, true};
   if (index == 2 * kAttentionMaxKvGroups + 1)
     return {2, false, true};
+  if (index == 2 * kAttentionMaxKvGroups + 2)
+    return {1, false, true};
   return {index % kAttentionMaxKvGroups + 1, index >= kAttentionMaxKvGroups};
 }
 
@@ -262,17 +264,27 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   // the SM has warp slots to spare.
   int64_t ctas = launch.gridX * launch.gridY * launch.splits;
   int64_t byRule = ctas <= kAttentionSms ? kAttentionMaxWarps : 0;
-  // The TMA engine pays for one trip; with two groups (two stages) also for
-  // the decode pairs above and for walks of more than two trips (H100,
-  // H=12 S=400 T=32: B=16 10.64 / 9.89 -> 10.01 / 9.48 us plain / PDL, B=8
-  // 8.04 / 7.25 -> 7.69 / 7.03), not for two trips of two row warps (S=250
-  // T=32 B=16 7.43 / 7.04 -> 7.76 / 7.31). Four groups have one stage: the
-  // next trip is copied after the compute, which cp.async did better.
+  // The TMA engine pays for one trip of several groups; with two groups (two
+  // stages) also for the decode pairs above and for walks of more than two
+  // trips (H100, H=12 S=400 T=32: B=16 10.64 / 9.89 -> 10.01 / 9.48 us plain
+  // / PDL, B=8 8.04 / 7.25 -> 7.69 / 7.03), not for two trips of two row
+  // warps (S=250 T=32 B=16 7.43 / 7.04 -> 7.76 / 7.31). One group (two
+  // stages): over more than two trips in grids past two CTAs an SM, where
+  // thread 0's copies leave the issue slots to the SM's other CTAs (H100,
+  // H=12 S=400: T=480 B=16 54.79 / 53.95 -> 53.91 / 53.08, T=120 B=16 384
+  // CTAs 17.98 / 17.21 -> 17.26 / 16.44, B=64 T=1 30.99 / 30.33 -> 30.03 /
+  // 29.42); not in smaller ones (T=60 B=16, 192 CTAs: 13.74 / 12.98 -> 13.75
+  // / 13.94; T=120 B=4, 96 CTAs: 10.42 / 11.01 -> 10.76 / 11.27). Four
+  // groups have one stage: the next trip is copied after the compute, which
+  // cp.async did better.
   const int64_t trips = ceilDiv(launch.tilesPerSplit, launch.kvGroups);
+  const int64_t ctasBeforeSplits = launch.gridX * launch.gridY;
   const bool tmaPays =
-      trips == 1 || (launch.kvGroups == 2 &&
-                     (trips > 2 || decodePair(t, launch.rowWarps,
-                                              launch.gridX * launch.gridY)));
+      (launch.kvGroups > 1 && trips == 1) ||
+      (launch.kvGroups == 2 &&
+       (trips > 2 || decodePair(t, launch.rowWarps, ctasBeforeSplits))) ||
+      (launch.kvGroups == 1 && trips > 2 &&
+       ctasBeforeSplits > kAttentionGroupsMaxCtas);
   launch.tmaCopies =
       tma != AttentionTmaMode::off &&
       attentionHasTmaCopies(launch.kvGroups, launch.splits > 1) &&

@@ -70,10 +70,10 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
           static_cast<config::AttentionTmaMode>(tuning.attentionTma),
           static_cast<config::AttentionTriggerMode>(tuning.attentionTrigger)))
     return invalidArgument(err);
-  // K and V by the TMA engine (the g4_tma and g2_tma functions) in the
+  // K and V by the TMA engine (the g4_tma, g2_tma and g1_tma functions) in the
   // launches marked tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps
   // encode; the maps travel by value in the launch's parameters (a graph
-  // keeps its copy). Otherwise g4 or g2 serves the launch by cp.async.
+  // keeps its copy). Otherwise g4, g2 or g1 serves the launch by cp.async.
   // CUtensorMap carries the alignment the driver needs (64 bytes in CUDA 12's
   // cuda.h, 128 in 13's); a weaker alignas would be ill-formed (clang rejects
   // it).

@@ -42,7 +42,8 @@ struct WorkspaceConfig {
   /// MOSS_ATTENTION_COPY_WARPS (0..3): forced copy warps; -1 = rule.
   int64_t attentionCopyWarps = -1;
   /// MOSS_ATTENTION_TMA (config::AttentionTmaMode): 0 = K and V always by
-  /// cp.async; 1 (default) = by the TMA engine (g4_tma, g2_tma) in the launches
+  /// cp.async; 1 (default) = by the TMA engine (g4_tma, g2_tma, g1_tma) in the
+  /// launches
   /// the rule marks (AttentionLaunch::tmaCopies); 2 = in every launch that has
   /// a TMA function (attentionHasTmaCopies), a tuning knob for measuring the
   /// rule. Either only where the driver encodes k and v as tensor maps.

@@ -128,7 +128,12 @@ TEST(AttentionLaunchTest, LongChunksRunOnePass) {
   EXPECT_EQ(l.gridY, 8); // ceil(480 / 64)
   EXPECT_EQ(l.splits, 1);
   EXPECT_EQ(l.stages, 2);
-  EXPECT_EQ(l.sharedBytes, 2 * 16384 + 4 * 2048);
+  // Seven trips: g1_tma, whose two stages' mbarriers end the shared memory.
+  EXPECT_TRUE(l.tmaCopies);
+  EXPECT_EQ(l.sharedBytes, 2 * 16384 + 4 * 2048 + 16);
+  AttentionLaunch cp = deriveCp(16, 12, 480, 400);
+  EXPECT_FALSE(cp.tmaCopies);
+  EXPECT_EQ(cp.sharedBytes, 2 * 16384 + 4 * 2048);
 }
 
 TEST(AttentionLaunchTest, WarpsFollowTheRows) {
@@ -315,7 +320,7 @@ TEST(AttentionLaunchTest, RejectsBadSizes) {
 
 TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   for (int64_t g = 1; g <= 4; ++g) {
-    EXPECT_EQ(attentionHasTmaCopies(g, false), g == 4 || g == 2);
+    EXPECT_EQ(attentionHasTmaCopies(g, false), g != 3);
     EXPECT_FALSE(attentionHasTmaCopies(g, true));
   }
   // H = 12, S = 250 decode: four groups, the four tiles in one trip; the
@@ -364,10 +369,11 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   EXPECT_TRUE(derive(1, 20, 32, 125).tmaCopies);
   // Without TMA the same launch has its copy warps again.
   EXPECT_EQ(deriveCp(1, 20, 1, 125).copyWarps, 2);
-  // Two groups walking more than two trips in one pass: TMA (S = 400, T =
-  // 32, B = 8 and 16: four trips of two row warps); two trips of two row
-  // warps (S = 250) and split launches (S = 400, T = 32, B = 4: two splits of
-  // two trips) keep cp.async, and so does one group (long chunks).
+  // One or two groups walking more than two trips in one pass: TMA (S =
+  // 400, T = 32, B = 8 and 16: four trips of two row warps; T = 480, B = 16:
+  // seven trips of one group, g1_tma); two trips of two row warps (S = 250)
+  // or of one group (S = 125) and split launches (S = 400, T = 32, B = 4:
+  // two splits of two trips) keep cp.async.
   for (int64_t b : {8, 16}) {
     AttentionLaunch longWalk = derive(b, 12, 32, 400);
     ASSERT_EQ(longWalk.kvGroups, 2) << b;
@@ -384,7 +390,43 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   ASSERT_EQ(split.kvGroups, 2);
   ASSERT_GT(split.splits, 1);
   EXPECT_FALSE(split.tmaCopies);
-  EXPECT_FALSE(derive(16, 12, 480, 400).tmaCopies);
+  AttentionLaunch longChunk = derive(16, 12, 480, 400);
+  ASSERT_EQ(longChunk.kvGroups, 1);
+  EXPECT_TRUE(longChunk.tmaCopies);
+  EXPECT_EQ(attentionFunctionIndex(1, false, true), 10);
+  // One group's TMA needs a grid past two CTAs an SM: T = 120 B = 16 (384
+  // CTAs of seven trips) has it, T = 60 B = 16 (192) and T = 120 B = 4 (96)
+  // keep cp.async.
+  EXPECT_TRUE(derive(16, 12, 120, 400).tmaCopies);
+  for (auto [b, t] : {std::pair<int64_t, int64_t>{16, 60}, {4, 120}}) {
+    AttentionLaunch smallGrid = derive(b, 12, t, 400);
+    ASSERT_EQ(smallGrid.kvGroups, 1) << b << " " << t;
+    ASSERT_EQ(smallGrid.splits, 1) << b << " " << t;
+    ASSERT_LE(smallGrid.gridX * smallGrid.gridY, kAttentionGroupsMaxCtas)
+        << b << " " << t;
+    EXPECT_FALSE(smallGrid.tmaCopies) << b << " " << t;
+  }
+  // One row warp past 396 CTAs (B = 64 decode steps): one group, g1_tma
+  // from three trips (S = 250 and 400), not for two (S = 125).
+  for (int64_t s : {250, 400}) {
+    AttentionLaunch wideDecode = derive(64, 12, 1, s);
+    ASSERT_EQ(wideDecode.kvGroups, 1) << s;
+    ASSERT_EQ(wideDecode.threads, 32) << s;
+    EXPECT_TRUE(wideDecode.tmaCopies) << s;
+  }
+  EXPECT_FALSE(derive(64, 20, 1, 125).tmaCopies);
+  AttentionLaunch twoTripsOneGroup = derive(16, 20, 240, 125);
+  ASSERT_EQ(twoTripsOneGroup.kvGroups, 1);
+  ASSERT_EQ(twoTripsOneGroup.tilesPerSplit, 2);
+  EXPECT_FALSE(twoTripsOneGroup.tmaCopies);
+  // One tile (S <= 64) has one group and one trip: cp.async.
+  AttentionLaunch oneTile = derive(16, 12, 480, 64);
+  ASSERT_EQ(oneTile.kvGroups, 1);
+  EXPECT_FALSE(oneTile.tmaCopies);
+  AttentionLaunch splitOneGroup = derive(1, 12, 240, 400);
+  ASSERT_EQ(splitOneGroup.kvGroups, 1);
+  ASSERT_GT(splitOneGroup.splits, 1);
+  EXPECT_FALSE(splitOneGroup.tmaCopies); // g1_split
 }
 
 TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
@@ -413,9 +455,13 @@ TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
   EXPECT_EQ(every.sharedBytes, rule.sharedBytes + kAttentionTripBarrierBytes);
   EXPECT_EQ(every.kvGroups, rule.kvGroups);
   EXPECT_EQ(every.tilesPerSplit, rule.tilesPerSplit);
-  // Split launches and one group have no TMA function in any mode.
+  // Split launches have no TMA function in any mode; one group (B = 64,
+  // S = 125: two trips) has g1_tma only with `everywhere`.
   EXPECT_FALSE(withMode(4, 400, AttentionTmaMode::everywhere).tmaCopies);
-  EXPECT_FALSE(withMode(64, 125, AttentionTmaMode::everywhere).tmaCopies);
+  EXPECT_FALSE(withMode(64, 125, AttentionTmaMode::rule).tmaCopies);
+  AttentionLaunch oneGroup = withMode(64, 125, AttentionTmaMode::everywhere);
+  ASSERT_EQ(oneGroup.kvGroups, 1);
+  EXPECT_TRUE(oneGroup.tmaCopies);
 }
 
 TEST(AttentionLaunchTest, EarlyTriggerWhereADependentGridFitsBeside) {
@@ -511,14 +557,20 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionKernelSymbol({2, false, true}),
             "streaming_attention_d64_g2_tma");
   EXPECT_EQ(attentionKernelRole({2, false, true}), "g2_tma");
-  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 2);
-  EXPECT_EQ(attentionFunctionIndex(2, false, true), kAttentionFunctions - 1);
+  EXPECT_EQ(attentionKernelSymbol({1, false, true}),
+            "streaming_attention_d64_g1_tma");
+  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 3);
+  EXPECT_EQ(attentionFunctionIndex(2, false, true), kAttentionFunctions - 2);
+  EXPECT_EQ(attentionFunctionIndex(1, false, true), kAttentionFunctions - 1);
+  EXPECT_EQ(attentionFunctionIndex(1, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(4, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(2, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(3, false, true), -1);
+  EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 3).tma);
   EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 2).tma);
   EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 1).tma);
-  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 1).kvGroups, 2);
+  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 2).kvGroups, 2);
+  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 1).kvGroups, 1);
   // One-pass functions first, then the split ones, each by G.
   EXPECT_EQ(attentionFunctionIndex(1, false), 0);
   EXPECT_EQ(attentionFunctionIndex(4, false), 3);

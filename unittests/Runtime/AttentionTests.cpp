@@ -606,14 +606,15 @@ TEST_F(Attention, CopyWarpsChangeNothing) {
 }
 
 TEST_F(Attention, TmaCopiesChangeNothing) {
-  // K and V by the TMA engine (g4_tma and g2_tma: the default for one-trip
-  // four- and two-group launches and for the two-group walks the rule marks,
-  // where g2_tma's two stages alternate; with MOSS_ATTENTION_TMA=2 also for
-  // the others: g4_tma's one stage's mbarrier completes twice, and with skip
-  // on a trip of fewer tiles expects fewer bytes) or by every thread's cp.async
-  // (MOSS_ATTENTION_TMA=0, which gives g2 its copy warps back): only how the
-  // tiles reach shared memory differs, so every output bit is the same, with
-  // tail tiles, skip on, the bhtd layout and a strided mask.
+  // K and V by the TMA engine (g4_tma, g2_tma and g1_tma: the default for
+  // one-trip four- and two-group launches and for the two- and one-group
+  // walks the rule marks, where the two stages alternate; with
+  // MOSS_ATTENTION_TMA=2 also for the others: g4_tma's one stage's mbarrier
+  // completes twice, and with skip on a trip of fewer tiles expects fewer
+  // bytes) or by every thread's cp.async (MOSS_ATTENTION_TMA=0, which gives
+  // g2 its copy warps back): only how the tiles reach shared memory differs,
+  // so every output bit is the same, with tail tiles, skip on, the bhtd
+  // layout and a strided mask.
   RuntimeHandle cp, forced;
   ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
       << moss_runtime_last_error(nullptr);
@@ -648,7 +649,18 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
                  Case{16, 12, 1, 400, MaskKind::Random, true, 2},
                  Case{16, 12, 4, 250, MaskKind::SparseHistory, true, 2},
                  Case{8, 12, 32, 400, MaskKind::SparseHistory, true, 2},
-                 Case{8, 12, 30, 400, MaskKind::Ring, true, 2}}) {
+                 Case{8, 12, 30, 400, MaskKind::Ring, true, 2},
+                 // One group of four row warps (g1_tma) over seven or six
+                 // trips past 264 CTAs: a second row block of 36 rows (384
+                 // CTAs), a 10-key tail (288); T = 60 (rows g + 8 in part,
+                 // 96 CTAs) only when forced; one row warp past 396 CTAs (a
+                 // decode step of 34 streams, four trips, an 8-key tail);
+                 // two trips only when forced.
+                 Case{16, 12, 100, 400, MaskKind::SparseHistory, true, 1},
+                 Case{8, 12, 60, 400, MaskKind::Ring, false, 1},
+                 Case{6, 12, 200, 330, MaskKind::Random, true, 1},
+                 Case{34, 12, 1, 200, MaskKind::Ring, true, 1},
+                 Case{4, 20, 64, 125, MaskKind::Ring, false, 1}}) {
     moss::config::AttentionLaunch launch;
     std::string err;
     ASSERT_TRUE(moss::config::deriveAttentionLaunch(c.B, c.H, c.T, c.S, 0, 0,

@@ -46,8 +46,9 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// (kAttentionFlag*) instead of skip_empty_tiles: bit 0 skips empty tiles,
 /// bit 1 triggers the dependents at the start instead of after the last key
 /// tile. 12: a tenth function, g2_tma, copies K and V of one-trip
-/// two-group launches by the TMA engine (no copy warps).
-constexpr int64_t kAttentionAbiVersion = 12;
+/// two-group launches by the TMA engine (no copy warps). 13: an eleventh,
+/// g1_tma, the same for one group (long walks of long chunks).
+constexpr int64_t kAttentionAbiVersion = 13;
 /// Bits of the kernel's `flags` parameter.
 constexpr int64_t kAttentionFlagSkipEmptyTiles = 1;
 constexpr int64_t kAttentionFlagEarlyTrigger = 2;
@@ -67,14 +68,15 @@ constexpr int64_t kAttentionMaxKvGroups = 4;
 /// the TMA engine (attentionHasTmaCopies), apart so that the cp.async
 /// functions keep their code (with both paths in one function, two-trip
 /// launches of it got 0.2-0.4 us slower on an H200).
-/// ABI 12 adds a tenth, g2_tma, the same for two groups.
-constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 2;
+/// ABI 12 adds a tenth, g2_tma, the same for two groups, and ABI 13 an
+/// eleventh, g1_tma, for one.
+constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 3;
 /// One slot of dynamic shared memory holds a key tile's K then its V.
 constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
 /// Slots of a launch: groups * stages <= 4 (stages = 2 for <= 2 groups).
 constexpr int64_t kAttentionMaxSlots = 4;
 /// In the TMA functions (attentionHasTmaCopies), one mbarrier a stage at the
-/// very end (8 bytes; one stage for G = 4, two for G = 2): the trip's TMA
+/// very end (8 bytes; one stage for G = 4, two for G = 1 and 2): the trip's TMA
 /// copies complete on it; AttentionLaunch::sharedBytes counts it for tmaCopies
 /// launches. At the end, so that every other offset stays as in ABI 9.
 constexpr int64_t kAttentionTripBarrierBytes = 16;
@@ -151,6 +153,9 @@ bool attentionHasCopyWarps(int64_t kvGroups);
 /// T=1) were 0.2 us slower with it. A function of its own for two groups
 /// (no copy warps: thread 0 issues the boxes) made H=20 S=125 decode steps
 /// 0.1-0.25 us faster (H100, benchmarks/results/2026-12-05e-h100/g2-tma).
+/// ABI 13: one group too, by streaming_attention_d64_g1_tma (two stages, as
+/// g2_tma): long chunks walk every key tile with all four row warps, and
+/// thread 0's two boxes a trip replace every thread's sixteen cp.async.
 bool attentionHasTmaCopies(int64_t kvGroups, bool split);
 
 /// Bytes of the merge area of a launch (kAttentionMergeBytesPerWarp):
@@ -165,8 +170,8 @@ int64_t attentionStages(int64_t kvGroups);
 /// Index of the function for `kvGroups` key groups (1..4), one-pass or
 /// split, in the manifest's function list: G - 1, or 4 + G - 1 for split;
 /// with `tma` the function that copies K and V by the TMA engine, 8 for four
-/// groups and 9 for two (only for attentionHasTmaCopies(kvGroups, split); -1
-/// otherwise).
+/// groups, 9 for two and 10 for one (only for
+/// attentionHasTmaCopies(kvGroups, split); -1 otherwise).
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma = false);
 /// The function at `index` (0 .. kAttentionFunctions - 1) of that list.
 struct AttentionFunction {
@@ -207,9 +212,11 @@ struct AttentionLaunch {
   int64_t stages = 0;        ///< 2 for <= 2 key groups, else 1.
   /// The launch runs the TMA function (attentionHasTmaCopies) when k and v
   /// encode as tensor maps: by the rule (AttentionTmaMode::rule) when it has
-  /// one trip a CTA (tilesPerSplit <= kvGroups), and for two groups (two
-  /// stages) also over more than two trips and for the decode pairs of
-  /// chooseAttentionKvGroups (H100, benchmarks/results/2026-12-05f-h100/rule:
+  /// one trip a CTA (tilesPerSplit <= kvGroups), for two groups (two stages)
+  /// also over more than two trips, for one group over more than two trips
+  /// in grids of more than kAttentionGroupsMaxCtas CTAs, and for the decode
+  /// pairs of chooseAttentionKvGroups (H100,
+  /// benchmarks/results/2026-12-05f-h100/rule:
   /// H=12 S=400 T=32 B=16 9.86 -> 9.40 us with PDL). H200 against ABI 9: H=12
   /// S=250 T=1 B=1 4.08 -> 3.67 us, B=4 4.41 -> 3.98; at B=16 level plainly and
   /// 0.17 faster with PDL. Launches of two trips copy the second after the

@@ -312,7 +312,7 @@ private:
     return bitXor(chunk, tmaCopies ? bitAnd(row, 7) : swizzle(bitAnd(row, 7)));
   }
   /// The function being built copies K and V by the TMA engine (g4_tma,
-  /// g2_tma).
+  /// g2_tma, g1_tma).
   bool tmaCopies = false;
   /// Its key-group count G (mv.groups as a constant).
   int64_t groupCount = 1;
@@ -405,9 +405,10 @@ private:
   void copyTile(Value tile, Value slot);
   void copyFullTile(Value tile, Value slot, int64_t threads);
   void copyTileAnyRows(Value tile, Value slot);
-  /// g4_tma: stage `stage`'s mbarrier (after everything else).
+  /// TMA functions: stage `stage`'s mbarrier (after everything else).
   Value tripBarrier(Value stage);
-  /// g4_tma, thread 0 at the start: one mbarrier a stage (one arrival).
+  /// TMA functions, thread 0 at the start: one mbarrier a stage (one
+  /// arrival).
   void initTripBarriers(int64_t stages);
   /// Thread 0: the trip's bytes expected on the stage's mbarrier, and one
   /// box of k_map and one of v_map (64 keys x 128 bytes) a copied tile.
@@ -416,7 +417,8 @@ private:
   void issueTrip(Value trip, Value stage, Value active);
   /// This thread may read trip `trip`'s tiles once the trip's first CTA
   /// barrier follows: its own cp.async copies (Q's too) have landed and, in
-  /// g4_tma, stage `stage`'s mbarrier has completed the phase of that trip.
+  /// a TMA function, stage `stage`'s mbarrier has completed the phase of
+  /// that trip.
   void waitTrip(Value trip, Value stage, int64_t stages);
   /// Only with more than one key group.
   RowState mergeGroups(const RowState &state);
@@ -451,8 +453,8 @@ private:
   void mergeAndStoreSplits(const RowState &state);
   /// Float offset just past the key groups' merge entries (groups 1..G-1,
   /// one entry a compute thread of a group) and the floats of one group's
-  /// entries: where a split's receive slots (of that size) or g4_tma's trip
-  /// mbarriers start, as attentionMergeBytes lays them out.
+  /// entries: where a split's receive slots (of that size) or a TMA
+  /// function's trip mbarriers start, as attentionMergeBytes lays them out.
   std::pair<Value, Value> groupEntriesEnd();
   /// Float offset of the split receive slots in the merge area, the floats
   /// of one slot, and the pointer to rank 0's receive mbarrier after them.

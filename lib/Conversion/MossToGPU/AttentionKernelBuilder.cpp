@@ -9,12 +9,12 @@
 // online-softmax states merge in shared memory at the end.
 //
 // Copies. Every thread takes part in every tile of a trip with 16-byte
-// cp.async (one commit group per trip), except in g4_tma and g2_tma, the
-// ninth and tenth functions, which the runtime launches instead of g4 and
-// g2 (without copy warps) for one-trip launches whenever the driver encodes
-// k and v as tensor maps: there thread 0 has the TMA engine copy each tile
-// as one box of K
-// and one of V (64 keys x 128 bytes, swizzled, keys past S zero-filled),
+// cp.async (one commit group per trip), except in g4_tma, g2_tma and g1_tma,
+// the ninth to eleventh functions, which the runtime launches instead of g4,
+// g2 (without copy warps) and g1 for the launches the rule marks whenever
+// the driver encodes k and v as tensor maps: there thread 0 has the TMA
+// engine copy each tile as one box of K and one of V (64 keys x 128 bytes,
+// swizzled, keys past S zero-filled),
 // completing on the stage's mbarrier, and every thread spins on its phase.
 // H200 (benchmarks/results/2026-12-04e-h200): H=12 S=250 T=1 B=1 4.08 ->
 // 3.67 us, B=4 4.41 -> 3.98; in the one- and two-group functions, in split
@@ -53,9 +53,9 @@
 // Shared memory. K and V tiles are [64 keys][64 d] bf16, 128 bytes a row; the
 // 16-byte chunk c of key row r sits at chunk c ^ swz(r % 8) with
 // swz(r) = ((r & 1) << 2) | (r >> 1), a bijection on 0..7 (Q's rows too), in
-// g4_tma at c ^ (r % 8), the TMA engine's 128-byte swizzle (slots start at
-// multiples of 1024 bytes): either way each ldmatrix phase (8 consecutive
-// keys, one logical chunk) hits 32 distinct banks.
+// the TMA functions at c ^ (r % 8), the TMA engine's 128-byte swizzle (slots
+// start at multiples of 1024 bytes): either way each ldmatrix phase (8
+// consecutive keys, one logical chunk) hits 32 distinct banks.
 //
 // Online softmax in FP32 and base 2: c = scale * log2(e), masked s -> -inf;
 // per row m = running max of s * c rounded up to an integer (every rescale is
@@ -645,8 +645,8 @@ LogicalResult buildAttentionKernels(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   // Dynamic shared memory (the launch rule's sharedBytes), shared by the
   // functions: stages * kv_groups slots, then each warp's Q rows, the merge
-  // area and in g4_tma the trip's mbarrier. Aligned to 1024 bytes: the TMA's
-  // 128-byte swizzle repeats every 1024 bytes from such an address.
+  // area and in the TMA functions the trips' mbarriers. Aligned to 1024 bytes:
+  // the TMA's 128-byte swizzle repeats every 1024 bytes from such an address.
   b.setInsertionPointToEnd(module.getBody());
   LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                          /*isConstant=*/false, LLVM::Linkage::External, smem,

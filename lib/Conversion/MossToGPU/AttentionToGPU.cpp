@@ -285,7 +285,7 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
     args.push_back(toI32(splits));
     // The cp.async functions: the tensor maps need the host's driver
     // (cuTensorMapEncodeTiled), which the runtime has and this launch has
-    // not, and only g4_tma and g2_tma read them.
+    // not, and only the TMA functions (g4_tma, g2_tma, g1_tma) read them.
     for (int i = 0; i < 2; ++i)
       args.push_back(LLVM::ZeroOp::create(
           rw, loc, LLVM::LLVMPointerType::get(rw.getContext())));

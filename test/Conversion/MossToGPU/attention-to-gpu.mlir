@@ -322,6 +322,24 @@
 // CHECK: mbarrier.try_wait.parity
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.return
+// The eleventh, g1_tma (ABI 13): one group, two stages, three CTAs an SM;
+// its only cp.async are Q's, before the first trip's boxes.
+// CHECK: gpu.func @streaming_attention_d64_g1_tma({{.*}}, %[[KMAP1:[^:]*]]: !llvm.ptr, %[[VMAP1:[^:]*]]: !llvm.ptr) kernel
+// CHECK-SAME: moss.byval_args = array<i32: 25, 26>
+// CHECK-SAME: nvvm.minctasm = 3
+// CHECK-COUNT-2: nvvm.mbarrier.init
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAP1]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAP1]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: mbarrier.try_wait.parity
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
 // CHECK-LABEL: func.func @bthd
@@ -523,7 +541,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 
 // -----
 
-// Every attention op shares the ten functions.
+// Every attention op shares the eleven functions.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2(
@@ -535,6 +553,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_split(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_tma(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1_tma(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
 // CHECK-COUNT-4: scf.index_switch
