@@ -390,43 +390,34 @@ TEST(AttentionLaunchTest, TmaFunctionForOneTripFourGroupLaunches) {
   ASSERT_EQ(split.kvGroups, 2);
   ASSERT_GT(split.splits, 1);
   EXPECT_FALSE(split.tmaCopies);
-  AttentionLaunch longChunk = derive(16, 12, 480, 400);
-  ASSERT_EQ(longChunk.kvGroups, 1);
-  EXPECT_TRUE(longChunk.tmaCopies);
   EXPECT_EQ(attentionFunctionIndex(1, false, true), 10);
-  // One group's TMA needs a grid past two CTAs an SM: T = 120 B = 16 (384
-  // CTAs of seven trips) has it, T = 60 B = 16 (192) and T = 120 B = 4 (96)
-  // keep cp.async.
-  EXPECT_TRUE(derive(16, 12, 120, 400).tmaCopies);
-  for (auto [b, t] : {std::pair<int64_t, int64_t>{16, 60}, {4, 120}}) {
-    AttentionLaunch smallGrid = derive(b, 12, t, 400);
-    ASSERT_EQ(smallGrid.kvGroups, 1) << b << " " << t;
-    ASSERT_EQ(smallGrid.splits, 1) << b << " " << t;
-    ASSERT_LE(smallGrid.gridX * smallGrid.gridY, kAttentionGroupsMaxCtas)
-        << b << " " << t;
-    EXPECT_FALSE(smallGrid.tmaCopies) << b << " " << t;
+  // One group (g1_tma) over more than two trips in one pass, in a grid past
+  // two CTAs an SM: T = 480 and 120 of 16 streams (1536 and 384 CTAs), the
+  // decode steps of 64 streams (768 CTAs of one row warp) at S = 250 and
+  // 400. cp.async (g1) in smaller grids (T = 60 B = 16: 192 CTAs; T = 120
+  // B = 4: 96), for two trips (S = 125), one tile (S = 64) and splits
+  // (g1_split, tilesPerSplit 0: not checked).
+  struct OneGroup {
+    int64_t b, h, t, s, tilesPerSplit;
+    bool tma;
+  };
+  for (OneGroup c :
+       {OneGroup{16, 12, 480, 400, 7, true},
+        OneGroup{16, 12, 120, 400, 7, true}, OneGroup{64, 12, 1, 250, 4, true},
+        OneGroup{64, 12, 1, 400, 7, true}, OneGroup{16, 12, 60, 400, 7, false},
+        OneGroup{4, 12, 120, 400, 7, false}, OneGroup{64, 20, 1, 125, 2, false},
+        OneGroup{16, 20, 240, 125, 2, false},
+        OneGroup{16, 12, 480, 64, 1, false},
+        OneGroup{1, 12, 240, 400, 0, false}}) {
+    AttentionLaunch l = derive(c.b, c.h, c.t, c.s);
+    SCOPED_TRACE(testing::Message() << "B=" << c.b << " H=" << c.h
+                                    << " T=" << c.t << " S=" << c.s);
+    ASSERT_EQ(l.kvGroups, 1);
+    ASSERT_EQ(l.splits > 1, c.tilesPerSplit == 0);
+    if (c.tilesPerSplit)
+      ASSERT_EQ(l.tilesPerSplit, c.tilesPerSplit);
+    EXPECT_EQ(l.tmaCopies, c.tma);
   }
-  // One row warp past 396 CTAs (B = 64 decode steps): one group, g1_tma
-  // from three trips (S = 250 and 400), not for two (S = 125).
-  for (int64_t s : {250, 400}) {
-    AttentionLaunch wideDecode = derive(64, 12, 1, s);
-    ASSERT_EQ(wideDecode.kvGroups, 1) << s;
-    ASSERT_EQ(wideDecode.threads, 32) << s;
-    EXPECT_TRUE(wideDecode.tmaCopies) << s;
-  }
-  EXPECT_FALSE(derive(64, 20, 1, 125).tmaCopies);
-  AttentionLaunch twoTripsOneGroup = derive(16, 20, 240, 125);
-  ASSERT_EQ(twoTripsOneGroup.kvGroups, 1);
-  ASSERT_EQ(twoTripsOneGroup.tilesPerSplit, 2);
-  EXPECT_FALSE(twoTripsOneGroup.tmaCopies);
-  // One tile (S <= 64) has one group and one trip: cp.async.
-  AttentionLaunch oneTile = derive(16, 12, 480, 64);
-  ASSERT_EQ(oneTile.kvGroups, 1);
-  EXPECT_FALSE(oneTile.tmaCopies);
-  AttentionLaunch splitOneGroup = derive(1, 12, 240, 400);
-  ASSERT_EQ(splitOneGroup.kvGroups, 1);
-  ASSERT_GT(splitOneGroup.splits, 1);
-  EXPECT_FALSE(splitOneGroup.tmaCopies); // g1_split
 }
 
 TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
