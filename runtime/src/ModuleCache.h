@@ -43,10 +43,10 @@ struct WorkspaceConfig {
   int64_t attentionCopyWarps = -1;
   /// MOSS_ATTENTION_TMA (config::AttentionTmaMode): 0 = K and V always by
   /// cp.async; 1 (default) = by the TMA engine (g4_tma, g2_tma, g1_tma) in the
-  /// launches
-  /// the rule marks (AttentionLaunch::tmaCopies); 2 = in every launch that has
-  /// a TMA function (attentionHasTmaCopies), a tuning knob for measuring the
-  /// rule. Either only where the driver encodes k and v as tensor maps.
+  /// launches the rule marks (AttentionLaunch::tmaCopies); 2 = in every launch
+  /// that has a TMA function (attentionHasTmaCopies), a tuning knob for
+  /// measuring the rule. Either only where the driver encodes k and v as tensor
+  /// maps.
   int attentionTma = 1;
   /// MOSS_ATTENTION_EARLY_TRIGGER (config::AttentionTriggerMode): 0 =
   /// attention triggers its dependents after its last key tile; 1 (default)
