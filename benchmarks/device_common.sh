@@ -11,9 +11,17 @@ MOSS_BENCH=$MOSS_RT_BUILD/benchmarks/moss-bench/moss-bench
 moss_device_begin() {
   R=$OUT/r
   mkdir -p "$R"
-  trap 'tar -czf "$OUT/results.tgz" -C "$R" .' EXIT
+  trap moss_device_pack EXIT
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$R/gpu.txt"
   cat "$R/gpu.txt"
+}
+
+# moss_device_pack [PHASE]: packs R into $OUT/results.tgz now, so that a call
+# killed at its time limit (no EXIT trap runs then) still returns the phases
+# that finished; with PHASE prints it and the seconds since the script began.
+moss_device_pack() {
+  tar -czf "$OUT/results.tgz" -C "$R" .
+  [[ -z ${1:-} ]] || echo "[$1 ${SECONDS}s]"
 }
 
 # moss_device_build OUT DEPS [ninja targets...]: configure (runtime only) and
@@ -39,11 +47,12 @@ moss_device_runtime_tests() {
   grep -E "^\[  (FAILED|PASSED)|Failure" -A3 "$out/t.log" | head -20
 }
 
-# moss_device_attention_bench OUT: moss-bench --attention into
-# OUT/attention-bench.json; prints one line per case.
+# moss_device_attention_bench OUT [KERNELS_DIR]: moss-bench --attention on
+# KERNELS_DIR (default kernels_generated) into OUT/attention-bench.json;
+# prints one line per case.
 moss_device_attention_bench() {
-  local out=$1
-  timeout 200 $MOSS_BENCH --kernels-dir "$MOSS_ROOT/kernels_generated" --attention \
+  local out=$1 dir=${2:-$MOSS_ROOT/kernels_generated}
+  timeout 200 $MOSS_BENCH --kernels-dir "$dir" --attention \
     --json "$out/attention-bench.json" --commit "${MOSS_COMMIT:-unknown}" >"$out/bench.txt" 2>&1
   echo "bench rc=$?"
   grep -E "^ +[0-9]" "$out/bench.txt" \
@@ -76,16 +85,19 @@ moss_device_attention_checks() {
 # moss_device_attention_ab OUT CASES ROUNDS NAME=KERNELS_DIR[+VAR=VALUE,...]...:
 # moss-bench --attention-cases CASES on each variant's kernels dir, with its
 # environment variables if it names any, the variants alternating in each of
-# ROUNDS rounds (OUT/NAME-rK.txt and .json), then moss_attention_means.
+# ROUNDS rounds (OUT/NAME-rK.txt and .json), then moss_attention_means. A
+# variant's MOSS_BENCH=PATH runs that moss-bench (a runtime built from other
+# sources) instead of $MOSS_BENCH.
 moss_device_attention_ab() {
   local out=$1 cases=$2 rounds=$3
   shift 3
-  local round variant name rest spec names=()
+  local round variant name rest spec bench names=()
   for round in $(seq "$rounds"); do
     for variant in "$@"; do
-      name=${variant%%=*} rest=${variant#*=} spec=
+      name=${variant%%=*} rest=${variant#*=} spec='' bench=$MOSS_BENCH
       [[ $rest == *+* ]] && spec=${rest#*+}
-      env ${spec//,/ } timeout 120 $MOSS_BENCH --kernels-dir "${rest%%+*}" --attention-cases "$cases" \
+      [[ ,$spec, =~ ,MOSS_BENCH=([^,]*), ]] && bench=${BASH_REMATCH[1]}
+      env ${spec//,/ } timeout 120 "$bench" --kernels-dir "${rest%%+*}" --attention-cases "$cases" \
         --json "$out/$name-r$round.json" >"$out/$name-r$round.txt" 2>&1 \
         || echo "$name r$round rc=$?"
     done
