@@ -83,7 +83,10 @@ bool attentionHasTmaCopies(int64_t kvGroups, bool split) {
   return kvGroups != 3 && !split;
 }
 
-int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma) {
+int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma,
+                               bool splitKv) {
+  if (splitKv) // g4_tma_kv (ABI 14), last.
+    return tma && kvGroups == 4 && !split ? kAttentionFunctions - 1 : -1;
   if (tma) {
     if (!attentionHasTmaCopies(kvGroups, split))
       return -1;
@@ -100,6 +103,8 @@ AttentionFunction attentionFunctionAt(int64_t index) {
     return {2, false, true};
   if (index == 2 * kAttentionMaxKvGroups + 2)
     return {1, false, true};
+  if (index == 2 * kAttentionMaxKvGroups + 3)
+    return {4, false, true, true};
   return {index % kAttentionMaxKvGroups + 1, index >= kAttentionMaxKvGroups};
 }
 
@@ -109,9 +114,10 @@ std::string attentionKernelSymbol(const AttentionFunction &f) {
 
 std::string attentionKernelRole(const AttentionFunction &f) {
   return "g" + std::to_string(f.kvGroups) +
-         (f.split ? "_split"
-          : f.tma ? "_tma"
-                  : "");
+         (f.split     ? "_split"
+          : f.splitKv ? "_tma_kv"
+          : f.tma     ? "_tma"
+                      : "");
 }
 
 namespace {
@@ -311,6 +317,14 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   launch.earlyTrigger = trigger == AttentionTriggerMode::early ||
                         (trigger == AttentionTriggerMode::rule &&
                          launch.splits == 1 && 2 * ctas <= kAttentionSms);
+  // g4_tma_kv (K and V on mbarriers of their own) pays where more than half
+  // the SMs hold a CTA: each SM's share of L2 bandwidth is then small enough
+  // that starting QK^T while V lands wins over the second wait (H100,
+  // H=12 S=250 T=1, plain / PDL: B=8, 96 CTAs, 4.72 / 4.10 -> 4.46 / 3.87
+  // us, B=11 4.92 / 4.55 -> 4.45 / 4.19; forced at B=1 2.85 -> 2.94 with
+  // PDL, on an H200 too; benchmarks/results/2026-12-06c-h100/kv-function).
+  launch.splitKvBarriers =
+      launch.tmaCopies && launch.kvGroups == 4 && 2 * ctas > kAttentionSms;
   out = launch;
   return true;
 }

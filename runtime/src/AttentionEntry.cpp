@@ -70,7 +70,7 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
           static_cast<config::AttentionTmaMode>(tuning.attentionTma),
           static_cast<config::AttentionTriggerMode>(tuning.attentionTrigger)))
     return invalidArgument(err);
-  // K and V by the TMA engine (the g4_tma, g2_tma and g1_tma functions) in the
+  // K and V by the TMA engine (g4_tma or g4_tma_kv, g2_tma, g1_tma) in the
   // launches marked tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps
   // encode; the maps travel by value in the launch's parameters (a graph
   // keeps its copy). Otherwise g4, g2 or g1 serves the launch by cp.async.
@@ -118,9 +118,15 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   params[26] = &vMap;
 
   // The function of the launch's key-group count (1..4 by the rule), the
-  // split one when the keys are split, the TMA one when it copies by TMA.
-  size_t fn = static_cast<size_t>(
-      config::attentionFunctionIndex(launch.kvGroups, launch.splits > 1, tma));
+  // split one when the keys are split, the TMA one when it copies by TMA
+  // (for four groups g4_tma_kv where the rule, or MOSS_ATTENTION_SPLIT_KV,
+  // splits K's and V's mbarriers).
+  const bool splitKv =
+      tma && launch.kvGroups == 4 &&
+      (tuning.attentionSplitKv == 2 ||
+       (tuning.attentionSplitKv == 1 && launch.splitKvBarriers));
+  size_t fn = static_cast<size_t>(config::attentionFunctionIndex(
+      launch.kvGroups, launch.splits > 1, tma, splitKv));
   CUlaunchConfig cfg = {};
   cfg.gridDimX = static_cast<unsigned>(launch.gridX);
   cfg.gridDimY = static_cast<unsigned>(launch.gridY);

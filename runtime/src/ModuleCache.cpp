@@ -95,7 +95,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   WorkspaceConfig config;
   long slots = static_cast<long>(config.slots);
   long splits = 0, groups = 0, pdl = 0, attentionPdl = 0, copyWarps = -1,
-       tma = 1, trigger = 1;
+       tma = 1, trigger = 1, splitKv = 1;
   Status status = intFromEnv("MOSS_RUNTIME_WORKSPACE_SLOTS", 1, 64, slots);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_SPLITS", 1,
@@ -114,6 +114,8 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
     status = intFromEnv("MOSS_ATTENTION_TMA", 0, 2, tma);
   if (status.ok())
     status = intFromEnv("MOSS_ATTENTION_EARLY_TRIGGER", 0, 2, trigger);
+  if (status.ok())
+    status = intFromEnv("MOSS_ATTENTION_SPLIT_KV", 0, 2, splitKv);
   if (!status.ok())
     return status;
   config.slots = static_cast<size_t>(slots);
@@ -124,6 +126,7 @@ Status workspaceConfigFromEnv(WorkspaceConfig &out) {
   config.attentionCopyWarps = copyWarps;
   config.attentionTma = static_cast<int>(tma);
   config.attentionTrigger = static_cast<int>(trigger);
+  config.attentionSplitKv = static_cast<int>(splitKv);
   out = config;
   return success();
 }

@@ -42,7 +42,7 @@ struct WorkspaceConfig {
   /// MOSS_ATTENTION_COPY_WARPS (0..3): forced copy warps; -1 = rule.
   int64_t attentionCopyWarps = -1;
   /// MOSS_ATTENTION_TMA (config::AttentionTmaMode): 0 = K and V always by
-  /// cp.async; 1 (default) = by the TMA engine (g4_tma, g2_tma, g1_tma) in the
+  /// cp.async; 1 (default) = by the TMA engine (g4_tma[_kv], g2_tma, g1_tma) in
   /// launches the rule marks (AttentionLaunch::tmaCopies); 2 = in every launch
   /// that has a TMA function (attentionHasTmaCopies), a tuning knob for
   /// measuring the rule. Either only where the driver encodes k and v as tensor
@@ -54,6 +54,11 @@ struct WorkspaceConfig {
   /// (AttentionLaunch::earlyTrigger); 2 = at the start always, a tuning knob
   /// for measuring the rule. Matters only to programmatic launches.
   int attentionTrigger = 1;
+  /// MOSS_ATTENTION_SPLIT_KV: 0 = g4_tma serves every launch of it; 1
+  /// (default) = g4_tma_kv (K and V on mbarriers of their own) serves those
+  /// the rule marks (AttentionLaunch::splitKvBarriers); 2 = g4_tma_kv serves
+  /// every one, a tuning knob for measuring the rule.
+  int attentionSplitKv = 1;
   /// MOSS_CODEC_GEMM_PDL=1: generated GEMMs are launched as programmatic
   /// dependents of the previous kernel in the stream (they fetch W before
   /// waiting for it; docs/kernel-abi.md).
@@ -67,7 +72,8 @@ struct WorkspaceConfig {
 /// MOSS_ATTENTION_SPLITS (1..8), MOSS_ATTENTION_KV_GROUPS (1..4),
 /// MOSS_ATTENTION_COPY_WARPS (0..3; all default to the launch rule),
 /// MOSS_CODEC_GEMM_PDL and MOSS_ATTENTION_PDL (0 or 1, default 0) and
-/// MOSS_ATTENTION_TMA and MOSS_ATTENTION_EARLY_TRIGGER (0..2, default 1).
+/// MOSS_ATTENTION_TMA, MOSS_ATTENTION_EARLY_TRIGGER and
+/// MOSS_ATTENTION_SPLIT_KV (0..2, default 1).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
 struct WorkspaceSlot {

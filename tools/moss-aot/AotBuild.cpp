@@ -211,14 +211,14 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     int64_t registers = 0;
     for (const config::KernelFunctionRecord &fn : record.functions)
       registers = std::max(registers, fn.resources.registers);
-    log << llvm::formatv("[{0}/{0}] {1}: D=64, any B/H/T/S; {2} functions "
-                         "(1-4 key groups, one pass or split, g4_tma, g2_tma "
-                         "and g1_tma), up to {3} threads, {4} regs, up to {5} "
-                         "B dynamic smem, 0 B spill -> {6}\n",
-                         groups.size() + 1, record.name,
-                         record.functions.size(), record.functions[0].block[0],
-                         registers, record.functions[0].dynamicSharedBytes,
-                         record.cubin);
+    log << llvm::formatv(
+        "[{0}/{0}] {1}: D=64, any B/H/T/S; {2} functions "
+        "(1-4 key groups, one pass or split, g4_tma, g2_tma, "
+        "g1_tma and g4_tma_kv), up to {3} threads, {4} regs, up to {5} "
+        "B dynamic smem, 0 B spill -> {6}\n",
+        groups.size() + 1, record.name, record.functions.size(),
+        record.functions[0].block[0], registers,
+        record.functions[0].dynamicSharedBytes, record.cubin);
     moves.push_back({cubinPath, joinPath(options.outDir, record.cubin)});
     moves.push_back({ptxPath, joinPath(options.outDir, record.ptx)});
     manifest.attentionKernels.push_back(std::move(record));

@@ -455,6 +455,38 @@ TEST(AttentionLaunchTest, TmaModePicksTheLaunchesAndCountsTheirMbarrier) {
   EXPECT_TRUE(oneGroup.tmaCopies);
 }
 
+TEST(AttentionLaunchTest, SplitKvBarriersInG4TmaGridsOfMoreThanHalfTheSms) {
+  // H = 12, S = 250 decode steps run g4_tma, 12 CTAs a stream: B = 5 (60
+  // CTAs) keeps one mbarrier, B = 6 (72) splits K's from V's, as B = 11
+  // (132) and, with eight rows, B = 8 (96).
+  for (auto [b, t, split] :
+       {std::tuple{1, 1, false}, std::tuple{4, 1, false},
+        std::tuple{5, 1, false}, std::tuple{6, 1, true},
+        std::tuple{11, 1, true}, std::tuple{8, 8, true}, std::tuple{8, 2, true},
+        std::tuple{4, 16, false}}) {
+    AttentionLaunch l = derive(b, 12, t, 250);
+    SCOPED_TRACE("B=" + std::to_string(b) + " T=" + std::to_string(t));
+    ASSERT_EQ(l.kvGroups, 4);
+    ASSERT_TRUE(l.tmaCopies);
+    EXPECT_EQ(2 * l.gridX * l.gridY > kAttentionSms, split);
+    EXPECT_EQ(l.splitKvBarriers, split);
+  }
+  // Only g4_tma has them: not the cp.async g4 (TMA off, or two trips of four
+  // groups), g2_tma (decode pairs) or g1_tma.
+  EXPECT_FALSE(deriveCp(11, 12, 1, 250).splitKvBarriers);
+  AttentionLaunch twoTrips = derive(16, 12, 8, 400);
+  ASSERT_EQ(twoTrips.kvGroups, 4);
+  EXPECT_FALSE(twoTrips.splitKvBarriers);
+  AttentionLaunch pair = derive(16, 12, 1, 250);
+  ASSERT_EQ(pair.kvGroups, 2);
+  ASSERT_TRUE(pair.tmaCopies);
+  EXPECT_FALSE(pair.splitKvBarriers);
+  AttentionLaunch longChunk = derive(16, 12, 480, 400);
+  ASSERT_EQ(longChunk.kvGroups, 1);
+  ASSERT_TRUE(longChunk.tmaCopies);
+  EXPECT_FALSE(longChunk.splitKvBarriers);
+}
+
 TEST(AttentionLaunchTest, EarlyTriggerWhereADependentGridFitsBeside) {
   auto withMode = [](int64_t b, int64_t h, int64_t t, int64_t s,
                      AttentionTriggerMode mode) {
@@ -550,18 +582,31 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionKernelRole({2, false, true}), "g2_tma");
   EXPECT_EQ(attentionKernelSymbol({1, false, true}),
             "streaming_attention_d64_g1_tma");
-  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 3);
-  EXPECT_EQ(attentionFunctionIndex(2, false, true), kAttentionFunctions - 2);
-  EXPECT_EQ(attentionFunctionIndex(1, false, true), kAttentionFunctions - 1);
+  EXPECT_EQ(attentionKernelSymbol({4, false, true, true}),
+            "streaming_attention_d64_g4_tma_kv");
+  EXPECT_EQ(attentionKernelRole({4, false, true, true}), "g4_tma_kv");
+  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 4);
+  EXPECT_EQ(attentionFunctionIndex(2, false, true), kAttentionFunctions - 3);
+  EXPECT_EQ(attentionFunctionIndex(1, false, true), kAttentionFunctions - 2);
+  EXPECT_EQ(attentionFunctionIndex(4, false, true, true),
+            kAttentionFunctions - 1);
   EXPECT_EQ(attentionFunctionIndex(1, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(4, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(2, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(3, false, true), -1);
-  EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 3).tma);
-  EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 2).tma);
-  EXPECT_TRUE(attentionFunctionAt(kAttentionFunctions - 1).tma);
-  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 2).kvGroups, 2);
-  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 1).kvGroups, 1);
+  // Split K/V mbarriers exist for g4_tma only.
+  EXPECT_EQ(attentionFunctionIndex(4, false, false, true), -1);
+  EXPECT_EQ(attentionFunctionIndex(2, false, true, true), -1);
+  EXPECT_EQ(attentionFunctionIndex(4, true, true, true), -1);
+  for (int64_t i = kAttentionFunctions - 4; i < kAttentionFunctions; ++i) {
+    AttentionFunction f = attentionFunctionAt(i);
+    EXPECT_TRUE(f.tma) << i;
+    EXPECT_FALSE(f.split) << i;
+    EXPECT_EQ(f.splitKv, i == kAttentionFunctions - 1) << i;
+  }
+  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 3).kvGroups, 2);
+  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 2).kvGroups, 1);
+  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 1).kvGroups, 4);
   // One-pass functions first, then the split ones, each by G.
   EXPECT_EQ(attentionFunctionIndex(1, false), 0);
   EXPECT_EQ(attentionFunctionIndex(4, false), 3);
@@ -569,7 +614,7 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionFunctionIndex(4, true), 7);
   for (int64_t i = 0; i < kAttentionFunctions; ++i) {
     AttentionFunction f = attentionFunctionAt(i);
-    EXPECT_EQ(attentionFunctionIndex(f.kvGroups, f.split, f.tma), i);
+    EXPECT_EQ(attentionFunctionIndex(f.kvGroups, f.split, f.tma, f.splitKv), i);
   }
   EXPECT_EQ(attentionFunctionAt(5).kvGroups, 2);
   EXPECT_TRUE(attentionFunctionAt(5).split);

@@ -191,27 +191,33 @@ TEST(AttentionManifest, OnePassAndSplitFunctionPerKeyGroupCount) {
       [](config::Manifest &m) {
         rec(m).functions = {function(rec(m).name, "main", 128)};
       },
-      "\"functions\" has 1 entries, expected 11 (roles \"g1\" .. \"g4\", "
-      "then \"g1_split\" .. \"g4_split\", then \"g4_tma\", \"g2_tma\" and "
-      "\"g1_tma\")");
+      "\"functions\" has 1 entries, expected 12 (roles \"g1\" .. \"g4\", "
+      "then \"g1_split\" .. \"g4_split\", then \"g4_tma\", \"g2_tma\", "
+      "\"g1_tma\" and \"g4_tma_kv\")");
   // An ABI 5 record: the four functions that served both.
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(4); },
-                      "\"functions\" has 4 entries, expected 11");
+                      "\"functions\" has 4 entries, expected 12");
   // An ABI 9 record: no TMA function.
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(8); },
-                      "\"functions\" has 8 entries, expected 11");
+                      "\"functions\" has 8 entries, expected 12");
   // An ABI 11 record: no g2_tma (nor g1_tma).
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(9); },
-                      "\"functions\" has 9 entries, expected 11");
-  // An ABI 12 record: no g1_tma.
+                      "\"functions\" has 9 entries, expected 12");
+  // An ABI 12 record: no g1_tma (nor g4_tma_kv).
+  expectManifestError([](config::Manifest &m) { rec(m).functions.resize(10); },
+                      "\"functions\" has 10 entries, expected 12");
+  // An ABI 13 record: no g4_tma_kv.
   expectManifestError([](config::Manifest &m) { rec(m).functions.pop_back(); },
-                      "\"functions\" has 10 entries, expected 11");
+                      "\"functions\" has 11 entries, expected 12");
   expectManifestError(
       [](config::Manifest &m) { rec(m).functions[9].role = "g4_tma"; },
       "\"functions[9].role\" is \"g4_tma\", expected \"g2_tma\"");
   expectManifestError(
       [](config::Manifest &m) { rec(m).functions[10].role = "g2_tma"; },
       "\"functions[10].role\" is \"g2_tma\", expected \"g1_tma\"");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).functions[11].role = "g4_tma"; },
+      "\"functions[11].role\" is \"g4_tma\", expected \"g4_tma_kv\"");
   expectManifestError(
       [](config::Manifest &m) { rec(m).functions[8].role = "g4"; },
       "\"functions[8].role\" is \"g4\", expected \"g4_tma\"");

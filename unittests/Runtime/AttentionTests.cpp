@@ -614,11 +614,16 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
   // bytes) or by every thread's cp.async (MOSS_ATTENTION_TMA=0, which gives
   // g2 its copy warps back): only how the tiles reach shared memory differs,
   // so every output bit is the same, with tail tiles, skip on, the bhtd
-  // layout and a strided mask.
-  RuntimeHandle cp, forced;
+  // layout and a strided mask. Likewise g4_tma_kv (K and V on mbarriers of
+  // their own) against g4_tma, each forced by MOSS_ATTENTION_SPLIT_KV.
+  RuntimeHandle cp, forced, allKv, noKv;
   ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "0", cp), MOSS_OK)
       << moss_runtime_last_error(nullptr);
   ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_TMA", "2", forced), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_SPLIT_KV", "2", allKv), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  ASSERT_EQ(createWithEnv(dir, "MOSS_ATTENTION_SPLIT_KV", "0", noKv), MOSS_OK)
       << moss_runtime_last_error(nullptr);
   struct Case {
     int64_t B, H, T, S;
@@ -626,12 +631,13 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
     bool byRule; // else two trips, only with MOSS_ATTENTION_TMA=2
     int64_t groups = 4;
   };
+  int oneBarrier = 0, splitKv = 0; // g4_tma launches by the rule
   for (Case c : {Case{1, 12, 1, 250, MaskKind::Ring, true}, // 58-key tail
                  Case{2, 12, 1, 250, MaskKind::Ring, true}, // 24 CTAs
                  Case{3, 12, 8, 250, MaskKind::SparseHistory, true},
                  Case{2, 5, 16, 200, MaskKind::Random, true}, // 8-key tail
                  Case{1, 3, 1, 256, MaskKind::Random, true},  // no tail
-                 Case{11, 12, 1, 250, MaskKind::Ring, true},  // 132 CTAs
+                 Case{11, 12, 1, 250, MaskKind::Ring, true},  // 132, K|V
                  Case{16, 12, 8, 400, MaskKind::SparseHistory, false},
                  Case{8, 12, 1, 400, MaskKind::Random, false}, // 96 CTAs
                  // Two groups: a 61-key tail, rows g + 8, 320 CTAs, two
@@ -671,12 +677,18 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
     ASSERT_EQ(launch.kvGroups, c.groups);
     ASSERT_EQ(launch.splits, 1);
     ASSERT_EQ(launch.tmaCopies, c.byRule);
+    if (c.byRule && c.groups == 4)
+      ++(launch.splitKvBarriers ? splitKv : oneBarrier);
     moss_runtime_t tma = c.byRule ? h.rt : forced.rt;
     DeviceProblem dev(p);
     size_t n = p.outElems();
     std::vector<uint16_t> byCpAsync = head(dev.run(cp.rt, dev.base), n);
     EXPECT_LE(relativeL2(byCpAsync, reference(p)), kAttentionTolerance);
     EXPECT_EQ(head(dev.run(tma, dev.base), n), byCpAsync) << "TMA";
+    if (c.byRule && c.groups == 4) {
+      EXPECT_EQ(head(dev.run(allKv.rt, dev.base), n), byCpAsync) << "K|V";
+      EXPECT_EQ(head(dev.run(noKv.rt, dev.base), n), byCpAsync) << "K+V";
+    }
     moss_attention_args a = dev.base;
     a.skip_empty_tiles = 1;
     EXPECT_EQ(head(dev.run(tma, a), n), head(dev.run(cp.rt, a), n))
@@ -689,6 +701,11 @@ TEST_F(Attention, TmaCopiesChangeNothing) {
     a.layout = MOSS_LAYOUT_BHTD;
     EXPECT_EQ(head(dev.run(tma, a), n), head(dev.run(cp.rt, a), n)) << "bhtd";
   }
+  // g4_tma by the rule both ways: K and V on one mbarrier (g4_tma, up to 66
+  // CTAs) and on two (g4_tma_kv, 132 CTAs; the forced two-trip cases of 96
+  // and 192 CTAs too).
+  EXPECT_GT(oneBarrier, 0);
+  EXPECT_GT(splitKv, 0);
 }
 
 TEST_F(Attention, KvSharedAcrossHeadsByStrideZero) {

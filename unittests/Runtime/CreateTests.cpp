@@ -314,6 +314,8 @@ TEST(RuntimeCreate, BadAttentionTmaAndTriggerVariables) {
                                "0..2");
   expectIntegerVariableRefused("MOSS_ATTENTION_EARLY_TRIGGER",
                                {"3", "-1", "early", ""}, "0..2");
+  expectIntegerVariableRefused("MOSS_ATTENTION_SPLIT_KV",
+                               {"3", "-1", "rule", ""}, "0..2");
 }
 
 TEST(RuntimeCreate, BadGemmPdlVariable) {

@@ -47,8 +47,9 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// bit 1 triggers the dependents at the start instead of after the last key
 /// tile. 12: a tenth function, g2_tma, copies K and V of one-trip
 /// two-group launches by the TMA engine (no copy warps). 13: an eleventh,
-/// g1_tma, the same for one group (long walks of long chunks).
-constexpr int64_t kAttentionAbiVersion = 13;
+/// g1_tma, the same for one group (long walks of long chunks). 14: a
+/// twelfth, g4_tma_kv, g4_tma with K and V on mbarriers of their own.
+constexpr int64_t kAttentionAbiVersion = 14;
 /// Bits of the kernel's `flags` parameter.
 constexpr int64_t kAttentionFlagSkipEmptyTiles = 1;
 constexpr int64_t kAttentionFlagEarlyTrigger = 2;
@@ -69,8 +70,11 @@ constexpr int64_t kAttentionMaxKvGroups = 4;
 /// functions keep their code (with both paths in one function, two-trip
 /// launches of it got 0.2-0.4 us slower on an H200).
 /// ABI 12 adds a tenth, g2_tma, the same for two groups, and ABI 13 an
-/// eleventh, g1_tma, for one.
-constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 3;
+/// eleventh, g1_tma, for one. ABI 14 adds a twelfth, g4_tma_kv: g4_tma with
+/// K and V on mbarriers of their own (AttentionLaunch::splitKvBarriers),
+/// apart so that g4_tma keeps its code (with both behind a flag bit in one
+/// function its small grids got 0.04-0.12 us slower on an H200).
+constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 4;
 /// One slot of dynamic shared memory holds a key tile's K then its V.
 constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
 /// Slots of a launch: groups * stages <= 4 (stages = 2 for <= 2 groups).
@@ -171,18 +175,23 @@ int64_t attentionStages(int64_t kvGroups);
 /// split, in the manifest's function list: G - 1, or 4 + G - 1 for split;
 /// with `tma` the function that copies K and V by the TMA engine, 8 for four
 /// groups, 9 for two and 10 for one (only for
-/// attentionHasTmaCopies(kvGroups, split); -1 otherwise).
-int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma = false);
+/// attentionHasTmaCopies(kvGroups, split); -1 otherwise); with `tma` and
+/// `splitKv` too, 11, g4_tma_kv (four groups only; -1 otherwise).
+int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma = false,
+                               bool splitKv = false);
 /// The function at `index` (0 .. kAttentionFunctions - 1) of that list.
 struct AttentionFunction {
   int64_t kvGroups;
   bool split;
   bool tma = false;
+  /// g4_tma_kv: K's boxes complete on one mbarrier, V's on another.
+  bool splitKv = false;
 };
 AttentionFunction attentionFunctionAt(int64_t index);
 /// Symbol of that function: streaming_attention_d64_g<G>,
-/// streaming_attention_d64_g<G>_split or streaming_attention_d64_g<G>_tma;
-/// its manifest role "g<G>", "g<G>_split" or "g<G>_tma".
+/// streaming_attention_d64_g<G>_split, streaming_attention_d64_g<G>_tma or
+/// streaming_attention_d64_g4_tma_kv; its manifest role "g<G>",
+/// "g<G>_split", "g<G>_tma" or "g4_tma_kv".
 std::string attentionKernelSymbol(const AttentionFunction &f);
 std::string attentionKernelRole(const AttentionFunction &f);
 
@@ -235,6 +244,12 @@ struct AttentionLaunch {
   /// grids of 12-48 CTAs up to 0.33 us faster, split ones of 48 CTAs
   /// 0.04-0.08 slower. Matters only to a programmatic launch.
   bool earlyTrigger = false;
+  /// tmaCopies launches of four key groups and more than kAttentionSms / 2
+  /// CTAs run g4_tma_kv instead of g4_tma: K's boxes complete on one
+  /// mbarrier and V's on another, so warps start QK^T and the softmax while
+  /// V still lands. Smaller grids land fast enough that the second wait
+  /// costs more than it hides.
+  bool splitKvBarriers = false;
   /// Dynamic shared memory: stages * kvGroups slots, 2 KiB a compute warp,
   /// the merge area, then (tmaCopies) the trip's mbarrier.
   int64_t sharedBytes = 0;

@@ -314,6 +314,13 @@ private:
   /// The function being built copies K and V by the TMA engine (g4_tma,
   /// g2_tma, g1_tma).
   bool tmaCopies = false;
+  /// g4_tma_kv: K and V complete on mbarriers of their own, all K boxes
+  /// issued first, so a warp's QK^T and softmax run while the V boxes still
+  /// land.
+  bool splitKvBarriers = false;
+  /// Set around computeTile with splitKvBarriers: the V mbarrier and the
+  /// trip's parity, spun on before P V.
+  Value pvBarrier, pvParity;
   /// Its key-group count G (mv.groups as a constant).
   int64_t groupCount = 1;
   /// bar.sync 0 over the CTA.
@@ -405,11 +412,16 @@ private:
   void copyTile(Value tile, Value slot);
   void copyFullTile(Value tile, Value slot, int64_t threads);
   void copyTileAnyRows(Value tile, Value slot);
-  /// TMA functions: stage `stage`'s mbarrier (after everything else).
-  Value tripBarrier(Value stage);
+  /// TMA functions: stage `stage`'s mbarrier (after everything else); with
+  /// splitKvBarriers the K boxes' (v = false) or the V boxes' (v = true).
+  Value tripBarrier(Value stage, bool v = false);
   /// TMA functions, thread 0 at the start: one mbarrier a stage (one
-  /// arrival).
+  /// arrival), two with splitKvBarriers.
   void initTripBarriers(int64_t stages);
+  /// The parity of trip `trip`'s phase on its stage's mbarriers.
+  Value tripParity(Value trip, int64_t stages) {
+    return bitAnd(divU(trip, constI32(stages)), 1);
+  }
   /// Thread 0: the trip's bytes expected on the stage's mbarrier, and one
   /// box of k_map and one of v_map (64 keys x 128 bytes) a copied tile.
   void issueTensorTrip(Value firstTile, Value stage, Value active);

@@ -9,13 +9,15 @@
 // online-softmax states merge in shared memory at the end.
 //
 // Copies. Every thread takes part in every tile of a trip with 16-byte
-// cp.async (one commit group per trip), except in g4_tma, g2_tma and g1_tma,
-// the ninth to eleventh functions, which the runtime launches instead of g4,
-// g2 (without copy warps) and g1 for the launches the rule marks whenever
-// the driver encodes k and v as tensor maps: there thread 0 has the TMA
-// engine copy each tile as one box of K and one of V (64 keys x 128 bytes,
-// swizzled, keys past S zero-filled),
-// completing on the stage's mbarrier, and every thread spins on its phase.
+// cp.async (one commit group per trip), except in g4_tma, g2_tma, g1_tma and
+// g4_tma_kv, the ninth to twelfth functions, which the runtime launches
+// instead of g4, g2 (without copy warps) and g1 for the launches the rule
+// marks whenever the driver encodes k and v as tensor maps: there thread 0
+// has the TMA engine copy each tile as one box of K and one of V (64 keys x
+// 128 bytes, swizzled, keys past S zero-filled), completing on the stage's
+// mbarrier, and every thread spins on its phase (g4_tma_kv: K's boxes first
+// on an mbarrier of their own, V's on another that a warp waits for only
+// before P V).
 // H200 (benchmarks/results/2026-12-04e-h200): H=12 S=250 T=1 B=1 4.08 ->
 // 3.67 us, B=4 4.41 -> 3.98; in the one- and two-group functions, in split
 // and two-trip launches the engine was slower, and with both paths in one
@@ -272,7 +274,10 @@ RowState AttentionEmitter::computeTile(Value slot, Value bits, Value whole,
   for (int64_t i = 0; i < kDGroups * 4; ++i)
     out.acc.push_back(fmul(in.acc[i], alpha[(i % 4) / 2]));
 
-  // O += P V, k-step j = keys 16j .. 16j+15.
+  // O += P V, k-step j = keys 16j .. 16j+15 (once the V boxes have landed
+  // where they complete on a barrier of their own).
+  if (pvBarrier)
+    emitSpinOnParity(b, loc, pvBarrier, pvParity);
   for (int64_t j = 0; j < kKeys / 16; ++j) {
     Value a[] = {packBf16x2(p[2 * j][0], p[2 * j][1]),
                  packBf16x2(p[2 * j][2], p[2 * j][3]),
@@ -316,6 +321,7 @@ void AttentionEmitter::emitMainKernel(gpu::GPUModuleOp module,
   fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
               b.getI32IntegerAttr(config::attentionMinCtasPerSm(f.kvGroups)));
   tmaCopies = f.tma;
+  splitKvBarriers = f.splitKv;
   emitBody(smemName, f.kvGroups, f.split);
   gpu::ReturnOp::create(b, loc);
 }
@@ -588,11 +594,22 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
           kvGroups != 2
               ? warpAll(cmp(arith::CmpIPredicate::eq, bitsCur, mv.rowBits))
               : Value();
+      if (splitKvBarriers) {
+        pvBarrier = tripBarrier(stage, /*v=*/true);
+        pvParity = tripParity(k, twoStages ? 2 : 1);
+      }
       scf::YieldOp::create(b, loc,
                            computeTile(slot, bitsCur, whole, state).values());
+      pvBarrier = pvParity = Value();
       b.setInsertionPointToEnd(ifOp.elseBlock());
       scf::YieldOp::create(b, loc, stateValues);
     }
+    // Every thread sees the trip's V bytes land, also where it computed
+    // nothing: before the next trip's copies reuse the barrier and before
+    // the CTA may exit with boxes in flight to its shared memory.
+    if (splitKvBarriers)
+      emitSpinOnParity(b, loc, tripBarrier(stage, /*v=*/true),
+                       tripParity(k, twoStages ? 2 : 1));
     // One stage: the next trip overwrites the slots just computed.
     if (!twoStages)
       emitIf(hasNext, [&] {

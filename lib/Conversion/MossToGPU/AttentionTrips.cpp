@@ -176,9 +176,12 @@ void AttentionEmitter::copyTileAnyRows(Value tile, Value slot) {
   }
 }
 
-Value AttentionEmitter::tripBarrier(Value stage) {
-  // 8 bytes a stage: 2 floats.
-  return elementPtr(mv.kv, f32, add(mv.tripBarriers, mul(stage, 2)));
+Value AttentionEmitter::tripBarrier(Value stage, bool v) {
+  // 8 bytes a stage: 2 floats; the V mbarrier of one stage after its K one
+  // (the 16 bytes kAttentionTripBarrierBytes reserves).
+  assert((!v || splitKvBarriers) && "V mbarriers only with split barriers");
+  return elementPtr(mv.kv, f32,
+                    add(mv.tripBarriers, add(mul(stage, 2), v ? 2 : 0)));
 }
 
 void AttentionEmitter::initTripBarriers(int64_t stages) {
@@ -186,8 +189,10 @@ void AttentionEmitter::initTripBarriers(int64_t stages) {
     return;
   emitIf(isZero(mv.tid), [&] {
     for (int64_t s = 0; s < stages; ++s)
-      NVVM::MBarrierInitOp::create(b, loc, tripBarrier(constI32(s)),
-                                   constI32(1), Value());
+      for (bool v : {false, true})
+        if (!v || splitKvBarriers)
+          NVVM::MBarrierInitOp::create(b, loc, tripBarrier(constI32(s), v),
+                                       constI32(1), Value());
     // The async proxy (the TMA's complete_tx) sees the initialized
     // barriers; the CTA barrier before the first wait shows them to the
     // other threads.
@@ -202,34 +207,55 @@ void AttentionEmitter::issueTensorTrip(Value firstTile, Value stage,
     // The slots were last read through the generic proxy (ldmatrix, ordered
     // before this by a CTA barrier); the TMA writes through the async one.
     emitAsyncProxyFence(b, loc);
-    Value bar = tripBarrier(stage);
+    Value kBar = tripBarrier(stage);
     // Every box completes its whole size, keys past S (zero-filled) too.
     Value tiles = LLVM::CtPopOp::create(b, loc, active);
-    NVVM::MBarrierArriveExpectTxOp::create(
-        b, loc, Type(), bar, mul(tiles, constI32(config::kAttentionSlotBytes)),
-        NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
-    for (int64_t g = 0; g < config::kAttentionMaxKvGroups; ++g) {
-      Value gv = constI32(g);
-      Value on =
-          both(lessU(gv, mv.groups), notZero(bitAnd(shrU(active, g), 1)));
-      emitIf(on, [&] {
-        Value slot = add(mul(stage, mv.groups), gv);
-        // Coordinates innermost first: d, key, h, b.
-        SmallVector<Value> coords = {
-            constI32(0), mul(add(firstTile, gv), kKeys), mv.h, mv.b};
-        for (auto [map, offset] :
-             {std::pair{kKMap, int64_t{0}}, std::pair{kVMap, kTileElems}}) {
-          Value dst = LLVM::AddrSpaceCastOp::create(
-              b, loc, clusterPtr,
-              elementPtr(mv.kv, bf16,
-                         add(mul(slot, kSlotElems), constI32(offset))));
-          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-              b, loc, dst, arg(map), coords, bar, ValueRange{}, Value(),
-              Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-              NVVM::CTAGroupKindAttr(), Value());
-        }
-      });
+    auto expect = [&](Value bar, int64_t bytesATile) {
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, loc, Type(), bar, mul(tiles, constI32(bytesATile)),
+          NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+    };
+    // Tile g's K box (k) and V box (v), V's completing on vBar.
+    auto issueBoxes = [&](bool k, bool v, Value vBar) {
+      for (int64_t g = 0; g < config::kAttentionMaxKvGroups; ++g) {
+        Value gv = constI32(g);
+        Value on =
+            both(lessU(gv, mv.groups), notZero(bitAnd(shrU(active, g), 1)));
+        emitIf(on, [&] {
+          Value slot = add(mul(stage, mv.groups), gv);
+          // Coordinates innermost first: d, key, h, b.
+          SmallVector<Value> coords = {
+              constI32(0), mul(add(firstTile, gv), kKeys), mv.h, mv.b};
+          for (auto [map, offset, bar] :
+               {std::tuple{kKMap, int64_t{0}, kBar},
+                std::tuple{kVMap, kTileElems, vBar}}) {
+            if (map == kKMap ? !k : !v)
+              continue;
+            Value dst = LLVM::AddrSpaceCastOp::create(
+                b, loc, clusterPtr,
+                elementPtr(mv.kv, bf16,
+                           add(mul(slot, kSlotElems), constI32(offset))));
+            NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+                b, loc, dst, arg(map), coords, bar, ValueRange{}, Value(),
+                Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+                NVVM::CTAGroupKindAttr(), Value());
+          }
+        });
+      }
+    };
+    if (!splitKvBarriers) {
+      // One mbarrier: each tile's K and V boxes complete on it.
+      expect(kBar, config::kAttentionSlotBytes);
+      issueBoxes(true, true, kBar);
+      return;
     }
+    // g4_tma_kv: every tile's K box first, on K's mbarrier, then every V
+    // box, on V's.
+    Value vBar = tripBarrier(stage, /*v=*/true);
+    expect(kBar, config::kAttentionSlotBytes / 2);
+    expect(vBar, config::kAttentionSlotBytes / 2);
+    issueBoxes(true, false, vBar);
+    issueBoxes(false, true, vBar);
   });
 }
 
@@ -263,8 +289,8 @@ void AttentionEmitter::waitTrip(Value trip, Value stage, int64_t stages) {
   if (!tmaCopies)
     return;
   // Stage s serves trips s, s + stages, ...: the n-th has parity n % 2.
-  Value parity = bitAnd(divU(trip, constI32(stages)), 1);
-  emitSpinOnParity(b, loc, tripBarrier(stage), parity);
+  // With split barriers this is K's; P V waits for V's (computeTile).
+  emitSpinOnParity(b, loc, tripBarrier(stage), tripParity(trip, stages));
 }
 
 } // namespace moss::attention

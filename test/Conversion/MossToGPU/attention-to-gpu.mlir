@@ -340,6 +340,26 @@
 // CHECK: nvvm.mma.sync
 // CHECK-NOT: nvvm.cp.async.shared.global
 // CHECK: gpu.return
+// The twelfth, g4_tma_kv (ABI 14): g4_tma with K's and V's mbarriers of
+// their own: every tile's K box on the first, then every V box on the
+// second. A warp spins on K's before QK^T, on V's before P V, and every
+// thread on V's again after the compute.
+// CHECK: gpu.func @streaming_attention_d64_g4_tma_kv({{.*}}, %[[KMAPKV:[^:]*]]: !llvm.ptr, %[[VMAPKV:[^:]*]]: !llvm.ptr) kernel
+// CHECK-SAME: moss.byval_args = array<i32: 25, 26>
+// CHECK-COUNT-2: nvvm.mbarrier.init
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[KBAR:[^,]*]], %{{.*}}
+// CHECK: nvvm.mbarrier.arrive.expect_tx %[[VBAR:[^,]*]], %{{.*}}
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KMAPKV]], %[[KBAR]], box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK-NOT: %[[KMAPKV]]
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VMAPKV]], %[[VBAR]], box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: mbarrier.try_wait.parity
+// CHECK: nvvm.mma.sync
+// CHECK: llvm.inline_asm {{.*}}mbarrier.try_wait.parity
+// CHECK: nvvm.mma.sync
+// CHECK: llvm.inline_asm {{.*}}mbarrier.try_wait.parity
+// CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
 // CHECK-LABEL: func.func @bthd
@@ -554,6 +574,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_tma(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1_tma(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma_kv(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
 // CHECK-COUNT-4: scf.index_switch
