@@ -220,7 +220,8 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                            int64_t splits, int64_t kvGroups,
                            AttentionLaunch &out, std::string &err,
                            int64_t copyWarps, AttentionTmaMode tma,
-                           AttentionTriggerMode trigger) {
+                           AttentionTriggerMode trigger,
+                           AttentionSplitKvMode splitKv) {
   const std::pair<const char *, int64_t> sizes[] = {
       {"B", b}, {"H", h}, {"T", t}, {"S", s}};
   for (const auto &[name, value] : sizes) {
@@ -324,7 +325,9 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   // us, B=11 4.92 / 4.55 -> 4.45 / 4.19; forced at B=1 2.85 -> 2.94 with
   // PDL, on an H200 too; benchmarks/results/2026-12-06c-h100/kv-function).
   launch.splitKvBarriers =
-      launch.tmaCopies && launch.kvGroups == 4 && 2 * ctas > kAttentionSms;
+      launch.tmaCopies && launch.kvGroups == 4 &&
+      (splitKv == AttentionSplitKvMode::always ||
+       (splitKv == AttentionSplitKvMode::rule && 2 * ctas > kAttentionSms));
   out = launch;
   return true;
 }

@@ -68,7 +68,8 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
           a.B, a.H, a.T, a.S, forcedSplits, forcedGroups, launch, err,
           tuning.attentionCopyWarps,
           static_cast<config::AttentionTmaMode>(tuning.attentionTma),
-          static_cast<config::AttentionTriggerMode>(tuning.attentionTrigger)))
+          static_cast<config::AttentionTriggerMode>(tuning.attentionTrigger),
+          static_cast<config::AttentionSplitKvMode>(tuning.attentionSplitKv)))
     return invalidArgument(err);
   // K and V by the TMA engine (g4_tma or g4_tma_kv, g2_tma, g1_tma) in the
   // launches marked tmaCopies (MOSS_ATTENTION_TMA picks which) when both maps
@@ -119,14 +120,9 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
 
   // The function of the launch's key-group count (1..4 by the rule), the
   // split one when the keys are split, the TMA one when it copies by TMA
-  // (for four groups g4_tma_kv where the rule, or MOSS_ATTENTION_SPLIT_KV,
-  // splits K's and V's mbarriers).
-  const bool splitKv =
-      tma && launch.kvGroups == 4 &&
-      (tuning.attentionSplitKv == 2 ||
-       (tuning.attentionSplitKv == 1 && launch.splitKvBarriers));
+  // (g4_tma_kv where the launch splits K's and V's mbarriers).
   size_t fn = static_cast<size_t>(config::attentionFunctionIndex(
-      launch.kvGroups, launch.splits > 1, tma, splitKv));
+      launch.kvGroups, launch.splits > 1, tma, tma && launch.splitKvBarriers));
   CUlaunchConfig cfg = {};
   cfg.gridDimX = static_cast<unsigned>(launch.gridX);
   cfg.gridDimY = static_cast<unsigned>(launch.gridY);

@@ -54,10 +54,11 @@ struct WorkspaceConfig {
   /// (AttentionLaunch::earlyTrigger); 2 = at the start always, a tuning knob
   /// for measuring the rule. Matters only to programmatic launches.
   int attentionTrigger = 1;
-  /// MOSS_ATTENTION_SPLIT_KV: 0 = g4_tma serves every launch of it; 1
-  /// (default) = g4_tma_kv (K and V on mbarriers of their own) serves those
-  /// the rule marks (AttentionLaunch::splitKvBarriers); 2 = g4_tma_kv serves
-  /// every one, a tuning knob for measuring the rule.
+  /// MOSS_ATTENTION_SPLIT_KV (config::AttentionSplitKvMode): 0 = g4_tma
+  /// serves every launch of it; 1 (default) = g4_tma_kv (K and V on
+  /// mbarriers of their own) serves those the rule marks
+  /// (AttentionLaunch::splitKvBarriers); 2 = g4_tma_kv serves every one, a
+  /// tuning knob for measuring the rule.
   int attentionSplitKv = 1;
   /// MOSS_CODEC_GEMM_PDL=1: generated GEMMs are launched as programmatic
   /// dependents of the previous kernel in the stream (they fetch W before

@@ -485,6 +485,28 @@ TEST(AttentionLaunchTest, SplitKvBarriersInG4TmaGridsOfMoreThanHalfTheSms) {
   ASSERT_EQ(longChunk.kvGroups, 1);
   ASSERT_TRUE(longChunk.tmaCopies);
   EXPECT_FALSE(longChunk.splitKvBarriers);
+  // MOSS_ATTENTION_SPLIT_KV: never, or every g4_tma launch, and nothing else
+  // either way (the launch itself unchanged).
+  auto withMode = [](int64_t b, int64_t t, int64_t s,
+                     AttentionSplitKvMode mode) {
+    AttentionLaunch launch;
+    std::string err;
+    EXPECT_TRUE(deriveAttentionLaunch(b, 12, t, s, 0, 0, launch, err, -1,
+                                      AttentionTmaMode::rule,
+                                      AttentionTriggerMode::rule, mode))
+        << err;
+    return launch;
+  };
+  AttentionLaunch never = withMode(11, 1, 250, AttentionSplitKvMode::never);
+  EXPECT_FALSE(never.splitKvBarriers);
+  EXPECT_TRUE(never.tmaCopies);
+  EXPECT_EQ(never.sharedBytes, derive(11, 12, 1, 250).sharedBytes);
+  EXPECT_TRUE(
+      withMode(1, 1, 250, AttentionSplitKvMode::always).splitKvBarriers);
+  EXPECT_FALSE(
+      withMode(16, 1, 250, AttentionSplitKvMode::always).splitKvBarriers);
+  EXPECT_FALSE(
+      withMode(16, 8, 400, AttentionSplitKvMode::always).splitKvBarriers);
 }
 
 TEST(AttentionLaunchTest, EarlyTriggerWhereADependentGridFitsBeside) {

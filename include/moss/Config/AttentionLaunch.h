@@ -280,6 +280,11 @@ enum class AttentionTmaMode { off = 0, rule = 1, everywhere = 2 };
 /// measuring the rule.
 enum class AttentionTriggerMode { late = 0, rule = 1, early = 2 };
 
+/// Which g4_tma launches run g4_tma_kv (MOSS_ATTENTION_SPLIT_KV): none, the
+/// rule's (AttentionLaunch::splitKvBarriers, the default) or all, a tuning
+/// knob for measuring the rule.
+enum class AttentionSplitKvMode { never = 0, rule = 1, always = 2 };
+
 /// Split-KV count of the rule, for sizes >= 1: with G key groups
 /// (chooseAttentionKvGroups), trips = ceil(keyTiles / G), slots = 132 * CTAs
 /// per SM and ctas = B*H*ceil(T / rowsPerCta): 1 when trips <= 1, else
@@ -303,12 +308,14 @@ int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 /// >= 0 is used instead, capped to fill at most four warps (0 for the other
 /// functions and for tmaCopies launches).
 /// `tma` picks the launches marked tmaCopies (their sharedBytes count the
-/// trip mbarrier), `trigger` those marked earlyTrigger.
+/// trip mbarrier), `trigger` those marked earlyTrigger, `splitKv` those
+/// marked splitKvBarriers.
 bool deriveAttentionLaunch(
     int64_t b, int64_t h, int64_t t, int64_t s, int64_t splits,
     int64_t kvGroups, AttentionLaunch &out, std::string &err,
     int64_t copyWarps = -1, AttentionTmaMode tma = AttentionTmaMode::rule,
-    AttentionTriggerMode trigger = AttentionTriggerMode::rule);
+    AttentionTriggerMode trigger = AttentionTriggerMode::rule,
+    AttentionSplitKvMode splitKv = AttentionSplitKvMode::rule);
 
 } // namespace moss::config
 

@@ -215,8 +215,14 @@ void AttentionEmitter::issueTensorTrip(Value firstTile, Value stage,
           b, loc, Type(), bar, mul(tiles, constI32(bytesATile)),
           NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
     };
-    // Tile g's K box (k) and V box (v), V's completing on vBar.
-    auto issueBoxes = [&](bool k, bool v, Value vBar) {
+    // Each active tile's boxes of the given maps, each box completing on its
+    // mbarrier.
+    struct Box {
+      KernelArg map;
+      int64_t offset;
+      Value bar;
+    };
+    auto issueBoxes = [&](std::initializer_list<Box> boxes) {
       for (int64_t g = 0; g < config::kAttentionMaxKvGroups; ++g) {
         Value gv = constI32(g);
         Value on =
@@ -226,18 +232,14 @@ void AttentionEmitter::issueTensorTrip(Value firstTile, Value stage,
           // Coordinates innermost first: d, key, h, b.
           SmallVector<Value> coords = {
               constI32(0), mul(add(firstTile, gv), kKeys), mv.h, mv.b};
-          for (auto [map, offset, bar] :
-               {std::tuple{kKMap, int64_t{0}, kBar},
-                std::tuple{kVMap, kTileElems, vBar}}) {
-            if (map == kKMap ? !k : !v)
-              continue;
+          for (const Box &box : boxes) {
             Value dst = LLVM::AddrSpaceCastOp::create(
                 b, loc, clusterPtr,
                 elementPtr(mv.kv, bf16,
-                           add(mul(slot, kSlotElems), constI32(offset))));
+                           add(mul(slot, kSlotElems), constI32(box.offset))));
             NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-                b, loc, dst, arg(map), coords, bar, ValueRange{}, Value(),
-                Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+                b, loc, dst, arg(box.map), coords, box.bar, ValueRange{},
+                Value(), Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
                 NVVM::CTAGroupKindAttr(), Value());
           }
         });
@@ -246,7 +248,7 @@ void AttentionEmitter::issueTensorTrip(Value firstTile, Value stage,
     if (!splitKvBarriers) {
       // One mbarrier: each tile's K and V boxes complete on it.
       expect(kBar, config::kAttentionSlotBytes);
-      issueBoxes(true, true, kBar);
+      issueBoxes({{kKMap, 0, kBar}, {kVMap, kTileElems, kBar}});
       return;
     }
     // g4_tma_kv: every tile's K box first, on K's mbarrier, then every V
@@ -254,8 +256,8 @@ void AttentionEmitter::issueTensorTrip(Value firstTile, Value stage,
     Value vBar = tripBarrier(stage, /*v=*/true);
     expect(kBar, config::kAttentionSlotBytes / 2);
     expect(vBar, config::kAttentionSlotBytes / 2);
-    issueBoxes(true, false, vBar);
-    issueBoxes(false, true, vBar);
+    issueBoxes({{kKMap, 0, kBar}});
+    issueBoxes({{kVMap, kTileElems, vBar}});
   });
 }
 
