@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# One device call (session 31): the TMA functions issue trip 0's boxes right
+# after griddepcontrol.wait, before the Q copies and trip 0's mask loads
+# (the cp.async functions' PTX unchanged). GPU checks on the new kernels
+# (every runtime test, the attention, graph and programmatic tests with PDL,
+# memcheck), three alternating rounds against 1d2b381's kernels
+# (.cand/pf-base), then the full attention benchmark (issue 6's targets).
+# Carry .devdeps, kernels_generated, .cand/pf-base; run from the root as
+# MOSS_COMMIT=... bash run.sh. Results are packed after every phase.
+set -o pipefail
+source benchmarks/device_common.sh
+moss_device_begin
+moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix"
+moss_device_pack built
+mkdir -p "$R/checks" "$R/ab" "$R/final"
+moss_device_attention_checks "$R/checks" "$MOSS_ROOT/kernels_generated"
+moss_device_pack checks
+moss_device_attention_ab "$R/ab" \
+  20:125:1:1,20:125:1:4,20:125:8:1,20:125:8:4,20:125:1:16,12:250:1:1,12:250:1:4,12:250:8:4,12:250:1:8,12:250:1:11,12:250:1:16,12:400:1:16,12:400:120:16,12:400:480:16,12:400:1:1 \
+  3 base="$MOSS_ROOT/.cand/pf-base" first="$MOSS_ROOT/kernels_generated"
+moss_device_pack ab
+moss_device_attention_bench "$R/final" >/dev/null
+python3 benchmarks/targets.py "$R/final/attention-bench.json" >"$R/final/targets-attention.md"
+grep -E "met, .* missed" "$R/final/targets-attention.md"
+moss_device_pack attention-bench
