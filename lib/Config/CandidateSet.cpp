@@ -6,6 +6,7 @@
 #include "moss/Config/FileUtil.h"
 #include "moss/Config/Manifest.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -29,7 +30,15 @@ std::vector<GemmTile> enumerateCandidateTiles(const GemmKey &key,
         for (int64_t split : space.split) {
           GemmTile tile{bm, bn, bk, split};
           std::string reason;
-          if (checkTileLegal(key.n, key.k, tile, reason))
+          if (!checkTileLegal(key.n, key.k, tile, reason))
+            continue;
+          // A tile that builds an earlier one's kernel (another bk giving
+          // the same stages) would only time the same code again.
+          bool built = std::any_of(
+              tiles.begin(), tiles.end(), [&](const GemmTile &earlier) {
+                return sameGemmKernel(key.n, key.k, earlier, tile);
+              });
+          if (!built)
             tiles.push_back(tile);
         }
   }

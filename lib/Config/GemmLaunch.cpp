@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 namespace moss::config {
 
@@ -209,6 +210,24 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   launch.gridZ = tile.split;
   out = launch;
   return true;
+}
+
+bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a,
+                    const GemmTile &b) {
+  GemmLaunch la, lb;
+  std::string err;
+  if (!deriveGemmLaunch(n, k, a, la, err) ||
+      !deriveGemmLaunch(n, k, b, lb, err))
+    return false;
+  auto fields = [](const GemmLaunch &l) {
+    return std::make_tuple(
+        l.wgmma, l.wgmmaWeightsA, l.wgmmaGroupsN, l.warpsN, l.warpsK, l.warps,
+        l.threads, l.kPerCta, l.stages, l.stageK, l.bm8, l.slabRowElems,
+        l.slabBytes, l.partialRowFloats, l.partialBytes, l.shareItems,
+        l.recvOffset, l.recvBarrierOffset, l.bulkHandover, l.sendOffset,
+        l.sharedBytes, l.gridX, l.gridYPerM, l.gridZ);
+  };
+  return fields(la) == fields(lb);
 }
 
 bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,

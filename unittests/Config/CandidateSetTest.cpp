@@ -180,7 +180,32 @@ TileSpace wideSpace() {
   return space;
 }
 
-TEST(CandidateTilesTest, ExactlyTheTilesTheValidatorAccepts) {
+/// The copy stages of a legal tile: what bk decides in a kernel.
+int64_t stagesOf(const GemmKey &key, const GemmTile &tile) {
+  GemmLaunch launch;
+  std::string reason;
+  EXPECT_TRUE(deriveGemmLaunch(key.n, key.k, tile, launch, reason)) << reason;
+  return launch.stages;
+}
+
+/// `tiles` less those that repeat an earlier tile's kernel: the same bm, bn
+/// and split with as many copy stages (an oracle apart from sameGemmKernel,
+/// which compares whole launches).
+std::vector<GemmTile> onePerKernel(const GemmKey &key,
+                                   const std::vector<GemmTile> &tiles) {
+  std::vector<GemmTile> kept;
+  for (const GemmTile &t : tiles) {
+    bool repeat = std::any_of(kept.begin(), kept.end(), [&](const GemmTile &u) {
+      return u.bm == t.bm && u.bn == t.bn && u.split == t.split &&
+             stagesOf(key, u) == stagesOf(key, t);
+    });
+    if (!repeat)
+      kept.push_back(t);
+  }
+  return kept;
+}
+
+TEST(CandidateTilesTest, ExactlyTheTilesTheValidatorAcceptsOnePerKernel) {
   const GemmKey keys[] = {{1, 3072, 768, 1},    {8, 3072, 768, 1},
                           {16, 768, 3072, 2},   {30, 768, 3072, 2},
                           {64, 768, 768, 0},    {1000, 1536, 768, 0},
@@ -189,10 +214,11 @@ TEST(CandidateTilesTest, ExactlyTheTilesTheValidatorAccepts) {
   for (const GemmKey &key : keys) {
     SCOPED_TRACE("key M=" + std::to_string(key.m) +
                  " N=" + std::to_string(key.n) + " K=" + std::to_string(key.k));
-    std::vector<GemmTile> expected;
+    std::vector<GemmTile> accepted;
     for (const GemmTile &t : allTiles(space))
       if (t.bm <= bmCapOf(key.m) && validatorAccepts(key, t))
-        expected.push_back(t);
+        accepted.push_back(t);
+    std::vector<GemmTile> expected = onePerKernel(key, accepted);
     std::vector<GemmTile> got = enumerateCandidateTiles(key, space);
     ASSERT_EQ(got.size(), expected.size());
     for (size_t i = 0; i < got.size(); ++i)
@@ -225,9 +251,42 @@ TEST(CandidateTilesTest, DeriveGemmLaunchRefusalsNeverAppear) {
   EXPECT_FALSE(has(smallTiles, {8, 32, 256, 2}));
   EXPECT_TRUE(has(smallTiles, {8, 32, 256, 1}));
   EXPECT_TRUE(has(largeTiles, {8, 32, 256, 4}));
-  EXPECT_TRUE(has(largeTiles, {8, 32, 256, 2}));
+  EXPECT_TRUE(has(largeTiles, {8, 32, 128, 2}));
   // N = 768 is a multiple of bn 256; N = 100 of none but 4.
   EXPECT_TRUE(enumerateCandidateTiles({8, 100, 768, 0}, space).empty());
+}
+
+TEST(CandidateTilesTest, TilesOfOneKernelAppearOnce) {
+  // K = 1280, split 1: bk 64, 128 and 256 all copy the slice in 5 stages of
+  // 256, bk 32 in 8 stages of 160. K = 768: bk 64 and 128 give 6 stages of
+  // 128, bk 32 8 of 96, bk 256 3 of 256. The first bk of a kernel stands for
+  // it.
+  auto has = [](const std::vector<GemmTile> &tiles, GemmTile t) {
+    return std::any_of(tiles.begin(), tiles.end(),
+                       [&](const GemmTile &u) { return sameTile(t, u); });
+  };
+  TileSpace space;
+  space.bm = {8};
+  space.bn = {64};
+  space.split = {1};
+  GemmKey wide{8, 5120, 1280, 1}, narrow{8, 3072, 768, 1};
+  std::vector<GemmTile> wideTiles = enumerateCandidateTiles(wide, space);
+  ASSERT_EQ(wideTiles.size(), 2u);
+  EXPECT_TRUE(sameTile(wideTiles[0], {8, 64, 32, 1}));
+  EXPECT_TRUE(sameTile(wideTiles[1], {8, 64, 64, 1}));
+  EXPECT_TRUE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 1}, {8, 64, 256, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 32, 1}, {8, 64, 64, 1}));
+  std::vector<GemmTile> narrowTiles = enumerateCandidateTiles(narrow, space);
+  EXPECT_EQ(narrowTiles.size(), 3u);
+  EXPECT_TRUE(has(narrowTiles, {8, 64, 64, 1}));
+  EXPECT_FALSE(has(narrowTiles, {8, 64, 128, 1}));
+  EXPECT_TRUE(has(narrowTiles, {8, 64, 256, 1}));
+  // Another bm, bn or split is another kernel, whatever the stages; an
+  // illegal tile is no kernel.
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 1}, {16, 64, 64, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 1}, {8, 32, 64, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 2}, {8, 64, 64, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 48, 64, 1}, {8, 48, 64, 1}));
 }
 
 TEST(CandidateTilesTest, SplitsBeyondOneClusterNeverAppear) {
@@ -281,11 +340,14 @@ TEST(CandidateTilesTest, NarrowedSpaceIsTheMatchingSubset) {
     return in(narrow.bm, t.bm) && in(narrow.bn, t.bn) && in(narrow.bk, t.bk) &&
            in(narrow.split, t.split);
   };
+  // (One per kernel of the narrowed space: a full space may keep another bk
+  // of the same kernel, one the narrowed space lacks.)
   for (GemmKey key : {GemmKey{1, 3072, 768, 1}, GemmKey{16, 768, 3072, 2}}) {
-    std::vector<GemmTile> expected;
-    for (const GemmTile &t : enumerateCandidateTiles(key, TileSpace()))
-      if (inNarrow(t))
-        expected.push_back(t);
+    std::vector<GemmTile> accepted;
+    for (const GemmTile &t : allTiles(TileSpace()))
+      if (inNarrow(t) && t.bm <= bmCapOf(key.m) && validatorAccepts(key, t))
+        accepted.push_back(t);
+    std::vector<GemmTile> expected = onePerKernel(key, accepted);
     std::vector<GemmTile> got = enumerateCandidateTiles(key, narrow);
     ASSERT_EQ(got.size(), expected.size()) << "M = " << key.m;
     for (size_t i = 0; i < got.size(); ++i)

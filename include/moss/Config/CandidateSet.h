@@ -41,9 +41,11 @@ struct TileSpace {
   std::vector<int64_t> split = {1, 2, 4, 8};
 };
 
-/// Legal tiles of `space` for `key`, in the order bm, bn, bk, split. bm is
-/// capped at max(8, M rounded up to a power of two): a taller tile computes
-/// rows that do not exist.
+/// Legal tiles of `space` for `key`, in the order bm, bn, bk, split, one per
+/// distinct kernel: a tile that builds the same kernel as an earlier one
+/// (sameGemmKernel: another bk giving the same copy stages) is left out. bm
+/// is capped at max(8, M rounded up to a power of two): a taller tile
+/// computes rows that do not exist.
 std::vector<GemmTile> enumerateCandidateTiles(const GemmKey &key,
                                               const TileSpace &space);
 

@@ -107,6 +107,13 @@ struct GemmLaunch {
 bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
                       GemmLaunch &out, std::string &err);
 
+/// Whether two tiles, both legal for (n, k), build the same kernel: their
+/// launches agree in every field. bk enters a kernel only through the copy
+/// stages it divides the K slice into, so tiles that differ in bk alone are
+/// often the same kernel (K = 1280, split 1: bk 64, 128 and 256 all give 5
+/// stages of 256).
+bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a, const GemmTile &b);
+
 /// deriveGemmLaunch without the launch shape.
 bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,
                     std::string &err);
