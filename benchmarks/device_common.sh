@@ -82,6 +82,19 @@ moss_device_attention_checks() {
   grep -E "ERROR SUMMARY|^\[  (FAILED|PASSED)" "$out/memcheck.log" | head -4
 }
 
+# moss_device_attention_start KERNELS_DIR: the start of a device script that
+# checks an attention change: moss_device_begin, the runtime build and
+# moss_device_attention_checks on KERNELS_DIR into R/checks, packing after
+# each; creates R/checks, R/ab and R/final.
+moss_device_attention_start() {
+  moss_device_begin
+  moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix"
+  moss_device_pack built
+  mkdir -p "$R/checks" "$R/ab" "$R/final"
+  moss_device_attention_checks "$R/checks" "$1"
+  moss_device_pack checks
+}
+
 # moss_device_attention_ab OUT CASES ROUNDS NAME=KERNELS_DIR[+VAR=VALUE,...]...:
 # moss-bench --attention-cases CASES on each variant's kernels dir, with its
 # environment variables if it names any, the variants alternating in each of

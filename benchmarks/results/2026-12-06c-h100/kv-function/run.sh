@@ -9,12 +9,7 @@
 # Carry .devdeps and kernels_generated; run from the root.
 set -o pipefail
 source benchmarks/device_common.sh
-moss_device_begin
-moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix"
-moss_device_pack built
-mkdir -p "$R/checks" "$R/ab" "$R/final"
-moss_device_attention_checks "$R/checks" "$MOSS_ROOT/kernels_generated"
-moss_device_pack checks
+moss_device_attention_start "$MOSS_ROOT/kernels_generated"
 moss_device_attention_env_ab "$R/ab" \
   12:250:1:1,12:250:1:4,12:250:1:5,12:250:1:6,12:250:1:7,12:250:1:8,12:250:1:10,12:250:1:11,12:250:2:8,12:250:8:4,12:250:8:8,12:250:16:4,12:250:16:8,20:125:1:4 \
   3 "$MOSS_ROOT/kernels_generated" rule=- g4tma=MOSS_ATTENTION_SPLIT_KV=0 kv=MOSS_ATTENTION_SPLIT_KV=2

@@ -11,12 +11,7 @@
 # root as MOSS_COMMIT=... bash run.sh. Results are packed after every phase.
 set -o pipefail
 source benchmarks/device_common.sh
-moss_device_begin
-moss_device_build "$R" "$MOSS_ROOT/.devdeps/prefix"
-moss_device_pack built
-mkdir -p "$R/checks" "$R/ab" "$R/final"
-moss_device_attention_checks "$R/checks" "$MOSS_ROOT/kernels_generated"
-moss_device_pack checks
+moss_device_attention_start "$MOSS_ROOT/kernels_generated"
 moss_device_attention_ab "$R/ab" \
   20:125:1:1,20:125:1:4,20:125:8:1,20:125:1:16,12:250:1:1,12:250:1:4,12:250:8:4,12:250:1:8,12:250:1:16,12:400:1:16,12:400:120:16,12:400:1:1,12:400:32:4 \
   3 base="$MOSS_ROOT/.cand/pf-base" prefetch="$MOSS_ROOT/kernels_generated"
