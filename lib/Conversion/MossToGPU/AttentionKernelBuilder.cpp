@@ -526,7 +526,24 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
          [&] { issueTrip(zeroI32, zeroI32, validGroups(zeroI32)); });
   Value bits0 = pending0 ? packMaskBits(*pending0)
                          : maskBits(myTile(zeroI32), myTileValid(zeroI32));
-  Value bits1 = maskBits(myTile(oneI32), myTileValid(oneI32));
+  // Trip t's mask bits only where trip t exists: the branch is uniform over
+  // the CTA, and a decode step's one trip (the last two of any walk) need
+  // not pack the zeros of tiles past its end. Only in the grouped functions
+  // (decode steps, short chunks): g1_split spills with the branch under its
+  // 168 registers.
+  auto tripMaskBits = [&](Value trip) {
+    if (kvGroups == 1)
+      return maskBits(myTile(trip), myTileValid(trip));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, lessU(trip, trips),
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, maskBits(myTile(trip), myTileValid(trip)));
+    b.setInsertionPointToEnd(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, constI32(0));
+    return ifOp.getResult(0);
+  };
+  Value bits1 = tripMaskBits(oneI32);
   Value active0 = activeGroups(kvGroups, noSkip, zeroI32, bits0,
                                /*tripBarrier=*/false);
   emitIf(both(isZero(noSkip), hasTrip),
@@ -616,7 +633,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
         barrier();
         issueTrip(next, zeroI32, activeNext);
       });
-    Value bitsAfter = maskBits(tileAfter, myTileValid(tripAfter));
+    Value bitsAfter = tripMaskBits(tripAfter);
     SmallVector<Value> yielded = {bitsNext, bitsAfter, activeNext};
     llvm::append_range(yielded, ifOp.getResults());
     scf::YieldOp::create(b, loc, yielded);
