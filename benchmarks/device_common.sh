@@ -59,6 +59,16 @@ moss_device_attention_bench() {
     | awk '{print $1,$2,$3,$4,"sp",$6,"bthd",$8,"pdl",$9,"cp.async",$10,"bhtd+cp",$12,"up",$14,"err",$16}'
 }
 
+# moss_device_attention_targets OUT [KERNELS_DIR]: moss_device_attention_bench
+# into OUT, then issue 6's attention targets (benchmarks/targets.py) into
+# OUT/targets-attention.md; prints the met / missed count and packs.
+moss_device_attention_targets() {
+  moss_device_attention_bench "$@" >/dev/null
+  python3 "$MOSS_ROOT/benchmarks/targets.py" "$1/attention-bench.json" >"$1/targets-attention.md"
+  grep -E "met, .* missed" "$1/targets-attention.md"
+  moss_device_pack attention-bench
+}
+
 # moss_device_attention_checks OUT KERNELS_DIR: the GPU checks of an attention
 # kernel change on KERNELS_DIR (with the example whitelist): every runtime
 # test, the attention, graph and programmatic tests with MOSS_ATTENTION_PDL=1,

@@ -14,7 +14,4 @@ moss_device_attention_ab "$R/ab" \
   20:125:1:1,20:125:1:4,20:125:8:1,20:125:8:4,20:125:1:16,12:250:1:1,12:250:1:4,12:250:8:4,12:250:1:8,12:250:1:11,12:250:1:16,12:400:1:16,12:400:120:16,12:400:480:16,12:400:1:1 \
   3 base="$MOSS_ROOT/.cand/pf-base" first="$MOSS_ROOT/kernels_generated"
 moss_device_pack ab
-moss_device_attention_bench "$R/final" >/dev/null
-python3 benchmarks/targets.py "$R/final/attention-bench.json" >"$R/final/targets-attention.md"
-grep -E "met, .* missed" "$R/final/targets-attention.md"
-moss_device_pack attention-bench
+moss_device_attention_targets "$R/final"
