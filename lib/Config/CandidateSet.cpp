@@ -22,6 +22,7 @@ std::vector<GemmTile> enumerateCandidateTiles(const GemmKey &key,
   while (bmCap < key.m)
     bmCap *= 2;
   std::vector<GemmTile> tiles;
+  std::vector<GemmLaunch> launches; // of `tiles`
   for (int64_t bm : space.bm) {
     if (bm > bmCap)
       continue;
@@ -29,17 +30,20 @@ std::vector<GemmTile> enumerateCandidateTiles(const GemmKey &key,
       for (int64_t bk : space.bk)
         for (int64_t split : space.split) {
           GemmTile tile{bm, bn, bk, split};
+          GemmLaunch launch;
           std::string reason;
-          if (!checkTileLegal(key.n, key.k, tile, reason))
+          if (!deriveGemmLaunch(key.n, key.k, tile, launch, reason))
             continue;
           // A tile that builds an earlier one's kernel (another bk giving
           // the same stages) would only time the same code again.
-          bool built = std::any_of(
-              tiles.begin(), tiles.end(), [&](const GemmTile &earlier) {
-                return sameGemmKernel(key.n, key.k, earlier, tile);
-              });
-          if (!built)
-            tiles.push_back(tile);
+          bool built = std::any_of(launches.begin(), launches.end(),
+                                   [&](const GemmLaunch &earlier) {
+                                     return sameGemmLaunch(earlier, launch);
+                                   });
+          if (built)
+            continue;
+          tiles.push_back(tile);
+          launches.push_back(launch);
         }
   }
   return tiles;

@@ -212,13 +212,7 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
   return true;
 }
 
-bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a,
-                    const GemmTile &b) {
-  GemmLaunch la, lb;
-  std::string err;
-  if (!deriveGemmLaunch(n, k, a, la, err) ||
-      !deriveGemmLaunch(n, k, b, lb, err))
-    return false;
+bool sameGemmLaunch(const GemmLaunch &a, const GemmLaunch &b) {
   auto fields = [](const GemmLaunch &l) {
     return std::make_tuple(
         l.wgmma, l.wgmmaWeightsA, l.wgmmaGroupsN, l.warpsN, l.warpsK, l.warps,
@@ -227,7 +221,15 @@ bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a,
         l.recvOffset, l.recvBarrierOffset, l.bulkHandover, l.sendOffset,
         l.sharedBytes, l.gridX, l.gridYPerM, l.gridZ);
   };
-  return fields(la) == fields(lb);
+  return fields(a) == fields(b);
+}
+
+bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a,
+                    const GemmTile &b) {
+  GemmLaunch la, lb;
+  std::string err;
+  return deriveGemmLaunch(n, k, a, la, err) &&
+         deriveGemmLaunch(n, k, b, lb, err) && sameGemmLaunch(la, lb);
 }
 
 bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,

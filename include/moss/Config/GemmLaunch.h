@@ -45,6 +45,8 @@ constexpr int64_t kGemmBulkHandoverMinShareBytes = 2048;
 /// and the warp's 32 stores hit 32 distinct banks. Keeps 16-byte alignment.
 constexpr int64_t kGemmPartialRowPad = 4;
 
+/// What a tile derives to for a given (N, K): the kernel's shape and its
+/// launch. sameGemmLaunch compares every field; a new field goes there too.
 struct GemmLaunch {
   /// Warpgroup MMAs (wgmma.mma_async m64nNk16) read x and W straight from
   /// shared memory, stored K-major with the 128-byte swizzle (K/split a
@@ -107,11 +109,15 @@ struct GemmLaunch {
 bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
                       GemmLaunch &out, std::string &err);
 
+/// Whether two launches agree in every field (a field added to GemmLaunch
+/// goes into this comparison too).
+bool sameGemmLaunch(const GemmLaunch &a, const GemmLaunch &b);
+
 /// Whether two tiles, both legal for (n, k), build the same kernel: their
-/// launches agree in every field. bk enters a kernel only through the copy
-/// stages it divides the K slice into, so tiles that differ in bk alone are
-/// often the same kernel (K = 1280, split 1: bk 64, 128 and 256 all give 5
-/// stages of 256).
+/// launches agree in every field (sameGemmLaunch). bk enters a kernel only
+/// through the copy stages it divides the K slice into, so tiles that differ in
+/// bk alone are often the same kernel (K = 1280, split 1: bk 64, 128 and 256
+/// all give 5 stages of 256).
 bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a, const GemmTile &b);
 
 /// deriveGemmLaunch without the launch shape.
