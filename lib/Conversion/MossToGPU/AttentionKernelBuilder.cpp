@@ -597,6 +597,13 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
     Value anyKey = warpAny(notZero(bitsCur));
     Value compute = both(both(mine, warpHasRows),
                          kvGroups == 1 ? anyKey : either(noSkip, anyKey));
+    // g4_tma_kv: the trip's V mbarrier and phase, spun on before P V and
+    // after the tile.
+    Value vBarrier, vParity;
+    if (splitKvBarriers) {
+      vBarrier = tripBarrier(stage, /*v=*/true);
+      vParity = tripParity(k, twoStages ? 2 : 1);
+    }
     SmallVector<Value> stateValues = state.values();
     auto ifOp = scf::IfOp::create(b, loc, ValueRange(stateValues).getTypes(),
                                   compute, /*withElseRegion=*/true);
@@ -611,10 +618,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
           kvGroups != 2
               ? warpAll(cmp(arith::CmpIPredicate::eq, bitsCur, mv.rowBits))
               : Value();
-      if (splitKvBarriers) {
-        pvBarrier = tripBarrier(stage, /*v=*/true);
-        pvParity = tripParity(k, twoStages ? 2 : 1);
-      }
+      pvBarrier = vBarrier;
+      pvParity = vParity;
       scf::YieldOp::create(b, loc,
                            computeTile(slot, bitsCur, whole, state).values());
       pvBarrier = pvParity = Value();
@@ -625,8 +630,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
     // nothing: before the next trip's copies reuse the barrier and before
     // the CTA may exit with boxes in flight to its shared memory.
     if (splitKvBarriers)
-      emitSpinOnParity(b, loc, tripBarrier(stage, /*v=*/true),
-                       tripParity(k, twoStages ? 2 : 1));
+      emitSpinOnParity(b, loc, vBarrier, vParity);
     // One stage: the next trip overwrites the slots just computed.
     if (!twoStages)
       emitIf(hasNext, [&] {
