@@ -40,12 +40,16 @@ std::string parentDirectory(const std::string &path) {
   return path.substr(0, slash);
 }
 
-} // namespace
-
-bool forEachFileChunk(const std::string &path,
-                      const std::function<void(std::string_view)> &onChunk,
-                      std::string &err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+bool forEachChunk(const std::string &path,
+                  const std::function<void(std::string_view)> &onChunk,
+                  bool regularOnly, std::string &err) {
+  int fd = ::open(path.c_str(),
+                  O_RDONLY | O_CLOEXEC | (regularOnly ? O_NOFOLLOW : 0));
+  if (fd < 0 && regularOnly && errno == ELOOP) {
+    err = path + ": is a symbolic link, expected a regular file (it may point "
+                 "outside its folder)";
+    return false;
+  }
   if (fd < 0) {
     err = osError(path, "cannot open for reading");
     return false;
@@ -60,6 +64,8 @@ bool forEachFileChunk(const std::string &path,
     return fail(osError(path, "cannot stat"));
   if (S_ISDIR(info.st_mode))
     return fail(path + ": is a directory, expected a file");
+  if (regularOnly && !S_ISREG(info.st_mode))
+    return fail(path + ": is not a regular file");
   char chunk[1 << 16];
   while (true) {
     ssize_t got = ::read(fd, chunk, sizeof(chunk));
@@ -75,13 +81,31 @@ bool forEachFileChunk(const std::string &path,
   return true;
 }
 
-bool readFile(const std::string &path, std::string &bytes, std::string &err) {
+bool readInto(const std::string &path, bool regularOnly, std::string &bytes,
+              std::string &err) {
   std::string result;
-  if (!forEachFileChunk(
-          path, [&](std::string_view chunk) { result.append(chunk); }, err))
+  if (!forEachChunk(
+          path, [&](std::string_view chunk) { result.append(chunk); },
+          regularOnly, err))
     return false;
   bytes = std::move(result);
   return true;
+}
+} // namespace
+
+bool forEachFileChunk(const std::string &path,
+                      const std::function<void(std::string_view)> &onChunk,
+                      std::string &err) {
+  return forEachChunk(path, onChunk, /*regularOnly=*/false, err);
+}
+
+bool readFile(const std::string &path, std::string &bytes, std::string &err) {
+  return readInto(path, /*regularOnly=*/false, bytes, err);
+}
+
+bool readRegularFile(const std::string &path, std::string &bytes,
+                     std::string &err) {
+  return readInto(path, /*regularOnly=*/true, bytes, err);
 }
 
 bool writeFileAtomic(const std::string &path, std::string_view bytes,

@@ -44,7 +44,7 @@ Status readCubin(const KernelSet &set, const std::string &label,
                                             quoted(set.chip));
   path = set.kernelsDir + "/" + fileName;
   std::string err;
-  if (!config::readFile(path, bytes, err))
+  if (!config::readRegularFile(path, bytes, err))
     return failure(MOSS_ERROR_MANIFEST,
                    where + "cubin missing or unreadable: " + err);
   std::string actualSha = config::sha256Hex(bytes);

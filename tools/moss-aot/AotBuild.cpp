@@ -3,12 +3,15 @@
 // Kernels are compiled into a staging folder beside the output, moved into
 // place under content-addressed names, and only then is manifest.json
 // replaced (atomically). An interrupted build leaves the previous manifest
-// and every file it names untouched. --check compares a folder with the
-// build it would make, file by file, and writes nothing.
+// and every file it names untouched. The folder's lock keeps a second build
+// out until then (OutputFolder.h). --check rebuilds into a temporary folder
+// and compares the bytes, so a folder passes only when it is exactly this
+// moss-aot's build; it writes nothing under --out.
 //
 //===----------------------------------------------------------------------===//
 #include "AotBuild.h"
 #include "AotSteps.h"
+#include "OutputFolder.h"
 
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/FileUtil.h"
@@ -21,6 +24,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
+#include <map>
 #include <set>
 #include <vector>
 
@@ -67,6 +71,10 @@ bool kernelFileMatches(const std::string &dir, const std::string &kernel,
                        const std::string &name, const std::string &sha256,
                        std::string &why) {
   std::string path = joinPath(dir, name);
+  if (std::string link = notRegularFileReason(dir, name); !link.empty()) {
+    why = "kernel " + kernel + ": " + name + " " + link;
+    return false;
+  }
   if (!llvm::sys::fs::exists(path)) {
     why = "kernel " + kernel + ": " + name + " is missing";
     return false;
@@ -95,6 +103,9 @@ std::string staleReason(const std::string &dir, const config::Manifest &want) {
     return "no such folder";
   if (!llvm::sys::fs::exists(joinPath(dir, "manifest.json")))
     return "no manifest.json";
+  if (std::string link = notRegularFileReason(dir, "manifest.json");
+      !link.empty())
+    return "manifest.json " + link;
   config::Manifest old;
   std::string err;
   if (!config::readManifest(dir, old, err))
@@ -127,29 +138,125 @@ std::string staleReason(const std::string &dir, const config::Manifest &want) {
 bool prepareTarget(const AotOptions &options, config::Whitelist &whitelist,
                    BuildEnv &env, config::Manifest &manifest,
                    std::string &err) {
-  if (!config::Whitelist::load(options.whitelistPath, whitelist, err) ||
+  if (!checkOutPath(options.outDir, err) ||
+      !config::Whitelist::load(options.whitelistPath, whitelist, err) ||
       !prepareBuildEnv(options.chip, options.cudaPath, env, err))
     return false;
   manifest = newManifest(env, whitelist.bytes());
   return true;
 }
 
-/// Deletes kernel files of earlier builds that `manifest` no longer names.
-void removeStaleKernels(const std::string &dir,
-                        const config::Manifest &manifest) {
-  std::set<std::string> keep;
-  for (const config::GemmKernelRecord &k : manifest.gemmKernels)
-    keep.insert({k.cubin, k.ptx});
-  for (const config::AttentionKernelRecord &k : manifest.attentionKernels)
-    keep.insert({k.cubin, k.ptx});
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
-    if ((name.ends_with(".cubin") || name.ends_with(".ptx")) &&
-        !keep.count(name.str()))
-      llvm::sys::fs::remove(it->path());
+/// A staged file and the name it takes in the kernels folder.
+struct StagedFile {
+  std::string staged, name;
+};
+
+/// Compiles every kernel of `whitelist` (its GEMM groups, then attention)
+/// into `staging`, adding their records to `manifest` and their files to
+/// `files`; one line a kernel goes to `log`.
+bool compileKernels(const AotOptions &options,
+                    const config::Whitelist &whitelist, const BuildEnv &env,
+                    const std::string &staging, config::Manifest &manifest,
+                    std::vector<StagedFile> &files, llvm::raw_ostream &log,
+                    std::string &err) {
+  std::vector<KernelGroup> groups = groupEntries(whitelist);
+  auto ctx = makeBuildContext();
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    StagedKernel kernel;
+    if (buildGemmKernel(*ctx, env, staging, group, kernel, err) !=
+        KernelBuildResult::Built) {
+      err = options.whitelistPath + ": kernel " +
+            config::gemmKernelName(group.n, group.k, group.mode, group.tile) +
+            ": " + err;
+      return false;
+    }
+    const config::GemmKernelRecord &record = kernel.record;
+    const config::KernelFunctionRecord &main = record.functions.front();
+    log << llvm::formatv("[{0}/{1}] {2}: {3} -> {4}\n", i + 1,
+                         groups.size() + 1, record.name,
+                         describeGemmKernel(group, main), record.cubin)
+        << waveNotes(record);
+    files.push_back({kernel.stagedCubin, record.cubin});
+    files.push_back({kernel.stagedPtx, record.ptx});
+    manifest.gemmKernels.push_back(std::move(kernel.record));
   }
+
+  // Attention is not whitelist-gated: every build has it.
+  config::AttentionKernelRecord record;
+  std::string ptxPath, cubinPath;
+  if (!buildAttentionKernel(*ctx, env, staging, record, ptxPath, cubinPath,
+                            err)) {
+    err = "kernel " + std::string(config::kAttentionKernelName) + ": " + err;
+    return false;
+  }
+  int64_t registers = 0;
+  for (const config::KernelFunctionRecord &fn : record.functions)
+    registers = std::max(registers, fn.resources.registers);
+  log << llvm::formatv("[{0}/{0}] {1}: D=64, any B/H/T/S; {2} functions, up "
+                       "to {3} threads, {4} regs, up to {5} B dynamic smem, "
+                       "0 B spill -> {6}\n",
+                       groups.size() + 1, record.name, record.functions.size(),
+                       record.functions[0].block[0], registers,
+                       record.functions[0].dynamicSharedBytes, record.cubin);
+  files.push_back({cubinPath, record.cubin});
+  files.push_back({ptxPath, record.ptx});
+  manifest.attentionKernels.push_back(std::move(record));
+  return true;
+}
+
+/// The first line where `a` and `b` differ (1-based).
+size_t firstDifferingLine(llvm::StringRef a, llvm::StringRef b) {
+  size_t line = 1;
+  for (size_t i = 0; i < std::min(a.size(), b.size()) && a[i] == b[i]; ++i)
+    line += a[i] == '\n';
+  return line;
+}
+
+/// Why the folder `dir` (whose manifest is `old`) is not byte for byte the
+/// rebuild `want` staged in `staging`, or "" when it is.
+std::string rebuildDifference(const std::string &dir,
+                              const config::Manifest &old,
+                              const config::Manifest &want,
+                              const std::vector<StagedFile> &files) {
+  // Per kernel first, so a swapped cubin is named as such.
+  std::map<std::string, std::string> oldCubin; // kernel name -> cubin
+  for (const config::GemmKernelRecord &k : old.gemmKernels)
+    oldCubin[k.name] = k.cubin;
+  for (const config::AttentionKernelRecord &k : old.attentionKernels)
+    oldCubin[k.name] = k.cubin;
+  auto checkKernel = [&](const std::string &name, const std::string &cubin) {
+    auto it = oldCubin.find(name);
+    if (it == oldCubin.end())
+      return "the manifest lacks kernel " + name;
+    if (it->second != cubin)
+      return "kernel " + name + ": the manifest names " + it->second +
+             ", this moss-aot builds " + cubin;
+    return std::string();
+  };
+  for (const config::GemmKernelRecord &k : want.gemmKernels)
+    if (std::string why = checkKernel(k.name, k.cubin); !why.empty())
+      return why;
+  for (const config::AttentionKernelRecord &k : want.attentionKernels)
+    if (std::string why = checkKernel(k.name, k.cubin); !why.empty())
+      return why;
+  for (const StagedFile &file : files) {
+    std::string have, rebuilt, err;
+    if (!config::readFile(joinPath(dir, file.name), have, err))
+      return err;
+    if (!config::readFile(file.staged, rebuilt, err))
+      return "cannot read the rebuild: " + err;
+    if (have != rebuilt)
+      return file.name + " is not the bytes this moss-aot builds";
+  }
+  std::string have, err;
+  if (!config::readFile(joinPath(dir, config::kManifestFileName), have, err))
+    return err;
+  std::string rebuilt = config::serializeManifest(want);
+  if (have != rebuilt)
+    return "manifest.json differs from the one this moss-aot writes, from "
+           "line " +
+           std::to_string(firstDifferingLine(have, rebuilt));
+  return "";
 }
 } // namespace
 
@@ -160,11 +267,17 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
   config::Manifest manifest;
   if (!prepareTarget(options, whitelist, env, manifest, err))
     return false;
+  // From here to the last rename this build alone writes the folder.
+  FolderLock lock;
+  OwnedEntries before;
+  if (!lock.acquire(options.outDir, log, err) ||
+      !claimKernelsFolder(options.outDir, before, err))
+    return false;
 
-  std::vector<KernelGroup> groups = groupEntries(whitelist);
+  size_t kernels = groupEntries(whitelist).size();
   std::string why = staleReason(options.outDir, manifest);
   if (!options.force && why.empty()) {
-    log << "moss-aot: " << options.outDir << " is up to date (" << groups.size()
+    log << "moss-aot: " << options.outDir << " is up to date (" << kernels
         << " GEMM kernels, 1 attention kernel, cache key "
         << manifest.cacheKey.substr(0, 16) << ")\n";
     return true;
@@ -175,62 +288,24 @@ bool aot::runAotBuild(const AotOptions &options, llvm::raw_ostream &log,
     log << "moss-aot: rebuilding " << options.outDir << ": " << why << "\n";
 
   StagingDir staging(err);
+  std::vector<StagedFile> files;
   if (!staging.make(options.outDir))
     return false;
-  auto ctx = makeBuildContext();
-
-  std::vector<std::pair<std::string, std::string>> moves; // staged -> final
-  for (auto [i, group] : llvm::enumerate(groups)) {
-    StagedKernel kernel;
-    if (buildGemmKernel(*ctx, env, staging.path(), group, kernel, err) !=
-        KernelBuildResult::Built)
-      return staging.fail(
-          options.whitelistPath + ": kernel " +
-          config::gemmKernelName(group.n, group.k, group.mode, group.tile) +
-          ": " + err);
-    const config::GemmKernelRecord &record = kernel.record;
-    const config::KernelFunctionRecord &main = record.functions.front();
-    log << llvm::formatv("[{0}/{1}] {2}: {3} -> {4}\n", i + 1,
-                         groups.size() + 1, record.name,
-                         describeGemmKernel(group, main), record.cubin)
-        << waveNotes(record);
-    moves.push_back(
-        {kernel.stagedCubin, joinPath(options.outDir, record.cubin)});
-    moves.push_back({kernel.stagedPtx, joinPath(options.outDir, record.ptx)});
-    manifest.gemmKernels.push_back(std::move(kernel.record));
-  }
-
-  // Attention is not whitelist-gated: every build has it.
-  {
-    config::AttentionKernelRecord record;
-    std::string ptxPath, cubinPath;
-    if (!buildAttentionKernel(*ctx, env, staging.path(), record, ptxPath,
-                              cubinPath, err))
-      return staging.fail(
-          "kernel " + std::string(config::kAttentionKernelName) + ": " + err);
-    int64_t registers = 0;
-    for (const config::KernelFunctionRecord &fn : record.functions)
-      registers = std::max(registers, fn.resources.registers);
-    log << llvm::formatv(
-        "[{0}/{0}] {1}: D=64, any B/H/T/S; {2} functions "
-        "(1-4 key groups, one pass or split, g4_tma, g2_tma, "
-        "g1_tma and g4_tma_kv), up to {3} threads, {4} regs, up to {5} "
-        "B dynamic smem, 0 B spill -> {6}\n",
-        groups.size() + 1, record.name, record.functions.size(),
-        record.functions[0].block[0], registers,
-        record.functions[0].dynamicSharedBytes, record.cubin);
-    moves.push_back({cubinPath, joinPath(options.outDir, record.cubin)});
-    moves.push_back({ptxPath, joinPath(options.outDir, record.ptx)});
-    manifest.attentionKernels.push_back(std::move(record));
-  }
-
-  for (const auto &[from, to] : moves)
-    if (!moveInto(from, to, err))
+  if (!compileKernels(options, whitelist, env, staging.path(), manifest, files,
+                      log, err))
+    return staging.fail(err);
+  std::vector<std::string> names;
+  for (const StagedFile &file : files)
+    names.push_back(file.name);
+  if (!writeMoveJournal(staging.path(), names, err))
+    return staging.fail(err);
+  for (const StagedFile &file : files)
+    if (!moveInto(file.staged, joinPath(options.outDir, file.name), err))
       return staging.fail(err);
   if (!config::writeManifestAtomic(options.outDir, manifest, err))
     return staging.fail(err);
   staging.remove();
-  removeStaleKernels(options.outDir, manifest);
+  removeReleasedFiles(options.outDir, before, manifestEntries(manifest));
   log << "moss-aot: wrote " << joinPath(options.outDir, "manifest.json") << " ("
       << manifest.gemmKernels.size() << " GEMM kernels for "
       << whitelist.entries().size() << " whitelist keys, "
@@ -246,16 +321,45 @@ aot::CheckResult aot::runAotCheck(const AotOptions &options,
   config::Manifest manifest;
   if (!prepareTarget(options, whitelist, env, manifest, err))
     return CheckResult::Error;
-  std::string why = staleReason(options.outDir, manifest);
-  if (!why.empty()) {
+  FolderLock lock;
+  if (llvm::sys::fs::is_directory(options.outDir) &&
+      !lock.acquireShared(options.outDir, err))
+    return CheckResult::Error;
+  auto stale = [&](const std::string &why) {
     err = options.outDir + " is stale for " + options.whitelistPath + ": " +
           why + " (run moss-aot --whitelist " + options.whitelistPath +
           " --out " + options.outDir + ")";
     return CheckResult::Stale;
+  };
+  // The cheap reasons first (cache key, recorded digests), then what a build
+  // would refuse, then the rebuild itself.
+  if (std::string why = staleReason(options.outDir, manifest); !why.empty())
+    return stale(why);
+  OwnedEntries owned;
+  if (!inspectKernelsFolder(options.outDir, owned, err))
+    return stale("a build would refuse the folder: " + err);
+  llvm::SmallString<128> scratch;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("moss-aot-check", scratch)) {
+    err = "cannot create a temporary folder for the rebuild: " + ec.message();
+    return CheckResult::Error;
   }
+  std::vector<StagedFile> files;
+  config::Manifest old;
+  bool built = compileKernels(options, whitelist, env, scratch.str().str(),
+                              manifest, files, llvm::nulls(), err) &&
+               config::readManifest(options.outDir, old, err);
+  std::string why =
+      built ? rebuildDifference(options.outDir, old, manifest, files) : "";
+  llvm::sys::fs::remove_directories(scratch);
+  if (!built)
+    return CheckResult::Error;
+  if (!why.empty())
+    return stale(why);
   log << "moss-aot: " << options.outDir << " is up to date for "
       << options.whitelistPath << " (" << groupEntries(whitelist).size()
       << " GEMM kernels, 1 attention kernel, cache key "
-      << manifest.cacheKey.substr(0, 16) << ")\n";
+      << manifest.cacheKey.substr(0, 16) << "; rebuilt and compared "
+      << files.size() + 1 << " files byte for byte)\n";
   return CheckResult::UpToDate;
 }

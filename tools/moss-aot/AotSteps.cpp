@@ -19,6 +19,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <cstdlib>
 #include <map>
 #include <tuple>
 #include <unistd.h>
@@ -136,6 +137,15 @@ std::string aot::describeGemmKernel(const KernelGroup &group,
 
 bool aot::moveInto(const std::string &from, const std::string &to,
                    std::string &err) {
+  // Test hook: a pause before every rename widens the window in which a
+  // second build could interleave (a slow or network file system), so the
+  // lit tests can show that the folder lock keeps it out.
+  static const int delayMs = [] {
+    const char *text = std::getenv("MOSS_AOT_TEST_RENAME_DELAY_MS");
+    return text ? std::atoi(text) : 0;
+  }();
+  if (delayMs > 0)
+    ::usleep(useconds_t(delayMs) * 1000);
   if (std::error_code ec = llvm::sys::fs::rename(from, to)) {
     err = "cannot move " + from + " to " + to + ": " + ec.message();
     return false;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "CandidatesBuild.h"
 #include "AotSteps.h"
+#include "OutputFolder.h"
 
 #include "moss/Config/FileUtil.h"
 #include "moss/Config/Manifest.h"
@@ -18,7 +19,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Regex.h"
 
 #include <map>
 #include <tuple>
@@ -86,18 +86,6 @@ std::string roundWhitelist(const std::vector<const StagedKernel *> &kernels) {
   return text + "\n}\n";
 }
 
-/// Deletes round folders (rNNN) of an earlier candidates build.
-void removeOldRounds(const std::string &dir) {
-  llvm::Regex roundName("^r[0-9]{3}$");
-  std::error_code ec;
-  std::vector<std::string> old;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (roundName.match(llvm::sys::path::filename(it->path())))
-      old.push_back(it->path());
-  for (const std::string &path : old)
-    llvm::sys::fs::remove_directories(path);
-}
 } // namespace
 
 bool aot::runCandidatesBuild(const CandidatesOptions &options,
@@ -111,7 +99,14 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
   if (groups.empty())
     return false;
   BuildEnv env;
-  if (!prepareBuildEnv(options.chip, options.cudaPath, env, err))
+  if (!checkOutPath(options.outDir, err) ||
+      !prepareBuildEnv(options.chip, options.cudaPath, env, err))
+    return false;
+  // From here to the last rename this build alone writes the folder.
+  FolderLock lock;
+  OwnedEntries before;
+  if (!lock.acquire(options.outDir, log, err) ||
+      !claimCandidatesFolder(options.outDir, before, err))
     return false;
   StagingDir staging(err);
   if (!staging.make(options.outDir))
@@ -198,9 +193,14 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
 
   // Publish: the old list goes first, so an interrupted publish never leaves
   // a candidates.json naming rounds that are gone; the new list comes last.
+  // Only the rounds the old list named go (claimCandidatesFolder checked
+  // that they hold nothing else).
   std::string listPath = joinPath(options.outDir, config::kCandidatesFileName);
+  if (!writeMoveJournal(staging.path(), list.rounds, err))
+    return staging.fail(err);
   llvm::sys::fs::remove(listPath);
-  removeOldRounds(options.outDir);
+  for (const std::string &round : before.folders)
+    llvm::sys::fs::remove_directories(joinPath(options.outDir, round));
   for (const std::string &round : list.rounds)
     if (!moveInto(joinPath(staging.path(), round),
                   joinPath(options.outDir, round), err))

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <vector>
 
 using namespace moss::config;
@@ -94,6 +95,23 @@ TEST(FileUtilTest, ReadDirectoryFails) {
       dir.path, [&](std::string_view) { called = true; }, err));
   EXPECT_NE(err.find(dir.path + ": is a directory"), std::string::npos) << err;
   EXPECT_FALSE(called);
+}
+
+TEST(FileUtilTest, ReadRegularFileRefusesSymlinkAndReadsFile) {
+  unittest::ScratchDir dir;
+  std::string err, bytes;
+  ASSERT_TRUE(writeFileAtomic(dir.file("real.bin"), "kernel", err)) << err;
+  ASSERT_EQ(
+      ::symlink(dir.file("real.bin").c_str(), dir.file("link.bin").c_str()), 0);
+  ASSERT_TRUE(readRegularFile(dir.file("real.bin"), bytes, err)) << err;
+  EXPECT_EQ(bytes, "kernel");
+  EXPECT_FALSE(readRegularFile(dir.file("link.bin"), bytes, err));
+  EXPECT_NE(err.find(dir.file("link.bin") + ": is a symbolic link"),
+            std::string::npos)
+      << err;
+  // readFile, for whitelists a user may link to, still follows the link.
+  ASSERT_TRUE(readFile(dir.file("link.bin"), bytes, err)) << err;
+  EXPECT_EQ(bytes, "kernel");
 }
 
 } // namespace

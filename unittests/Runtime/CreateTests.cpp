@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
+#include <unistd.h>
 
 using namespace moss::runtime::test;
 
@@ -210,6 +211,21 @@ TEST(RuntimeCreate, MissingCubinNamesFile) {
   CreateResult r = create(fake.dir.path, fake.whitelistPath.c_str());
   EXPECT_EQ(r.status, MOSS_ERROR_MANIFEST);
   EXPECT_CONTAINS(r.message, cubin);
+}
+
+TEST(RuntimeCreate, SymlinkedCubinIsRefused) {
+  // The right bytes behind a link are still refused: a link may point outside
+  // the kernels folder, which is all the manifest vouches for.
+  FakeKernelsDir fake;
+  ASSERT_TRUE(fake.build(kOneKey));
+  std::string cubin = fake.dir.file(fake.manifest.gemmKernels[0].cubin);
+  std::string real = fake.dir.file("outside.bin");
+  ASSERT_EQ(std::rename(cubin.c_str(), real.c_str()), 0);
+  ASSERT_EQ(::symlink(real.c_str(), cubin.c_str()), 0);
+  CreateResult r = create(fake.dir.path, fake.whitelistPath.c_str());
+  EXPECT_EQ(r.status, MOSS_ERROR_MANIFEST);
+  EXPECT_CONTAINS(r.message, cubin);
+  EXPECT_CONTAINS(r.message, "symbolic link");
 }
 
 TEST(RuntimeCreate, WhitelistKeyWithoutKernel) {

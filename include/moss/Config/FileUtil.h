@@ -19,6 +19,11 @@ namespace moss::config {
 /// ("<path>: <what went wrong>").
 bool readFile(const std::string &path, std::string &bytes, std::string &err);
 
+/// readFile for a file a manifest names: refuses a symbolic link (which may
+/// point outside the kernels folder) and anything but a regular file.
+bool readRegularFile(const std::string &path, std::string &bytes,
+                     std::string &err);
+
 /// Passes the file's bytes to `onChunk` in order, in pieces of at most 64
 /// KiB, without holding the whole file (sha256File). Fails, as readFile does,
 /// on a path that cannot be opened, stat'ed or read, or is a directory;

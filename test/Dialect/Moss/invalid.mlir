@@ -254,3 +254,39 @@ func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tenso
   %o = moss.streaming_attention %q, %k, %v, %m scale(-1.0) : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> -> tensor<1x12x8x64xbf16>
   return
 }
+
+// -----
+
+// The weight's shape is static (issue repro: a dynamic N once reached the
+// lowering and failed inside memref.alloc).
+func.func @f(%x: tensor<16x768xbf16>, %w: tensor<?x768xbf16>) {
+  // expected-error @+1 {{operand 'w' must have a static shape [N, K], found [?, 768]}}
+  %y = moss.linear %x, %w epilogue none vendor_fallback : tensor<16x768xbf16>, tensor<?x768xbf16> -> tensor<16x?xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x?xbf16>, %w: tensor<3072x?xbf16>) {
+  // expected-error @+1 {{operand 'w' must have a static shape [N, K], found [3072, ?]}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<16x?xbf16>, tensor<3072x?xbf16> -> tensor<16x3072xbf16>
+  return
+}
+
+// -----
+
+// The result is exactly [M, N] of the operands: a static M where x's is
+// dynamic (or the reverse) is refused, not left to the lowering.
+func.func @f(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{result must be a rank-2 tensor [M, N] = [?, 3072] of bf16, found 'tensor<16x3072xbf16>'}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<16x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<16x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{result must be a rank-2 tensor [M, N] = [16, 3072] of bf16, found 'tensor<16x?xbf16>'}}
+  %y = moss.linear %x, %w epilogue gelu : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x?xbf16>
+  return
+}

@@ -64,6 +64,12 @@ LogicalResult LinearOp::verify() {
   auto w = expectTensor(op, "w", getW().getType(), 2, bf16, "[N, K]");
   if (failed(w))
     return failure();
+  // The weight's shape is the kernel's: a generated kernel is specialised on
+  // N and K, and every lowering sizes the output [M, N] by it.
+  if (!w->hasStaticShape())
+    return emitOpError() << "operand 'w' must have a static shape [N, K], "
+                            "found "
+                         << shapeText(w->getShape());
   int64_t m = x->getDimSize(0), k = x->getDimSize(1);
   int64_t n = w->getDimSize(0);
   if (!compatible(w->getDimSize(1), k))
@@ -103,10 +109,11 @@ LogicalResult LinearOp::verify() {
                            << shapeText(residual->getShape());
   }
 
+  // The result's type is the operands' [M, N], exactly: every lowering
+  // allocates the output from x's M and w's N.
   auto result = dyn_cast<RankedTensorType>(getResult().getType());
   if (!result || result.getRank() != 2 || result.getElementType() != bf16 ||
-      !compatible(result.getDimSize(0), m) ||
-      !compatible(result.getDimSize(1), n))
+      result.getDimSize(0) != m || result.getDimSize(1) != n)
     return emitOpError() << "result must be a rank-2 tensor [M, N] = "
                          << shapeText({m, n}) << " of bf16, found "
                          << getResult().getType();
