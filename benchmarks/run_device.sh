@@ -1,56 +1,75 @@
 #!/usr/bin/env bash
-# One device call: builds the runtime, its GPU tests, moss-bench and the C
-# example on a GPU machine that has the CUDA toolkit but no MLIR, then runs
-#  - every runtime test against kernels_generated/ (the example whitelist),
-#  - the generated-GEMM tests against each candidate kernels dir (split 1, 2, 4;
-#    modes 1 and 2; all decoder shapes); a dir named test_* (e.g. the split-K
-#    test whitelist unittests/Runtime/Inputs/split-k-whitelist.json) also gets
-#    the graph-capture and concurrent-stream tests and no benchmark,
-#  - moss-bench (hot and cold weights, beside the fallback) for each other dir.
-# Kernels are built beforehand with moss-aot on the compiler machine.
-# Usage: benchmarks/run_device.sh OUT_DIR [CANDIDATES_DIR] [DEPS_PREFIX]
-# Environment: MOSS_RUNTIME_TEST_FILTER (gtest filter of the example-whitelist
-# run, default all), MOSS_BENCH_MLIST (moss-bench --m-list for candidate dirs),
-# MOSS_COMMIT (recorded in the JSON).
+# The one device script: on a GPU machine with the CUDA toolkit and no MLIR,
+# builds the runtime, its GPU tests and moss-bench, runs every runtime test
+# (also under compute-sanitizer memcheck for attention) and the Python tests,
+# then benchmarks the GEMMs of a tuned whitelist and the attention cases and
+# writes the latest results as OUT/<gpu>/<benchmark>.{json,md}: copy them over
+# benchmarks/results/<gpu>/ (git is the history).
+#
+#   benchmarks/run_device.sh OUT [TUNED_KERNELS_DIR TUNED_WHITELIST]
+#
+# Kernels are built beforehand on the compiler machine: kernels_generated/
+# from configs/h200-example.json (the tests), and TUNED_KERNELS_DIR from
+# TUNED_WHITELIST (default .cand/tuned and configs/h200-tuned-pdl.json; the
+# GEMM benchmark is skipped when that folder is missing). GoogleTest and
+# nlohmann/json come from .devdeps/prefix (scripts/device-deps.sh) when the
+# machine lacks them. MOSS_COMMIT is recorded in the JSON.
 set -uo pipefail
-shopt -s nullglob
-source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh"
-ROOT=$MOSS_ROOT
-OUT=${1:?output folder}
-CAND=${2:-$ROOT/.cand}
-DEPS=${3:-$ROOT/.devdeps/prefix}
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT=${1:?usage: benchmarks/run_device.sh OUT [TUNED_KERNELS_DIR TUNED_WHITELIST]}
+TUNED=${2:-$ROOT/.cand/tuned}
+TUNED_WL=${3:-$ROOT/configs/h200-tuned-pdl.json}
+BUILD=/tmp/moss-rt-build
 mkdir -p "$OUT"
 cd "$ROOT" || exit 1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 
-moss_device_build "$OUT" "$DEPS"
-B=$MOSS_RT_BUILD
-echo "built runtime, tests, bench"
-T=$B/unittests/Runtime/MossRuntimeTests
-BENCH=$B/benchmarks/moss-bench/moss-bench
-EX=$B/examples/moss_c_api_example
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+case $gpu in *H200*) tag=h200 ;; *H100*) tag=h100 ;; *) tag=$(echo "$gpu" | tr -c 'a-zA-Z0-9\n' '-') ;; esac
+RES=$OUT/$tag
+mkdir -p "$RES"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+
+cmake -S "$ROOT" -B $BUILD -G Ninja -DMOSS_BUILD_COMPILER=OFF -DMOSS_BUILD_RUNTIME=ON \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$ROOT/.devdeps/prefix" >"$OUT/configure.log" 2>&1 \
+  || { tail -30 "$OUT/configure.log"; exit 1; }
+ninja -C $BUILD >"$OUT/build.log" 2>&1 || { grep -E "error" -A6 "$OUT/build.log" | head -60; exit 1; }
+echo "built runtime, tests, moss-bench"
+T=$BUILD/unittests/Runtime/MossRuntimeTests
+BENCH=$BUILD/benchmarks/moss-bench/moss-bench
 
 export MOSS_TEST_KERNELS_DIR=$ROOT/kernels_generated
 export MOSS_TEST_WHITELIST=$ROOT/configs/h200-example.json
-timeout 300 $T --gtest_filter="${MOSS_RUNTIME_TEST_FILTER:-*}" >"$OUT/tests-example.log" 2>&1
-echo "runtime tests (example whitelist): rc=$?"
-grep -E "^\[  (FAILED|SKIPPED) |^\[  PASSED|tests ran" "$OUT/tests-example.log" | head -20
-$EX "$MOSS_TEST_KERNELS_DIR" "$MOSS_TEST_WHITELIST"; echo "example rc=$?"
+status=0
+step() { # step NAME COMMAND...: runs it, logs to OUT/NAME.log, prints the verdict
+  local name=$1
+  shift
+  "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "$name: rc=$rc $(grep -E '^\[  (PASSED|FAILED)|ERROR SUMMARY|passed|failed' "$OUT/$name.log" | head -3 | tr '\n' ' ')"
+  ((rc == 0)) || status=1
+}
+step runtime-tests timeout 300 $T
+step runtime-tests-pdl env MOSS_ATTENTION_PDL=1 MOSS_CODEC_GEMM_PDL=1 timeout 200 $T \
+  --gtest_filter='Attention*:*Graph*:*Programmatic*'
+step memcheck timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter='Attention.*'
+step python-tests env MOSS_RUNTIME_LIB=$BUILD/runtime/libmoss_runtime.so "$ROOT/scripts/test-python.sh"
 
-MLIST=()
-[ -n "${MOSS_BENCH_MLIST:-}" ] && MLIST=(--m-list "$MOSS_BENCH_MLIST")
-for dir in "$CAND"/k/*/; do
-  name=$(basename "$dir")
-  filter='GeneratedGemm*'
-  case $name in test_*) filter='GeneratedGemm*:GraphCapture*:ConcurrentStreams*' ;; esac
-  MOSS_TEST_KERNELS_DIR=$dir MOSS_TEST_WHITELIST=$CAND/wl/$name.json \
-    timeout 200 $T --gtest_filter="$filter" >"$OUT/tests-$name.log" 2>&1
-  echo "generated GEMM tests ($name): rc=$? $(grep -E '^\[  PASSED|^\[  FAILED' "$OUT/tests-$name.log" | head -3 | tr '\n' ' ')"
-  case $name in test_*) continue ;; esac
-  timeout 200 $BENCH --kernels-dir "$dir" --whitelist "$CAND/wl/$name.json" "${MLIST[@]}" \
-    --json "$OUT/bench-$name.json" --commit "${MOSS_COMMIT:-unknown}" >"$OUT/bench-$name.log" 2>&1
-  echo "bench ($name): rc=$?"
-done
-# Logs travel back as one archive (the device tool returns few files).
-tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt 2>/dev/null)
+if [[ -f $TUNED/manifest.json ]]; then
+  step gemm-tests env MOSS_TEST_KERNELS_DIR="$TUNED" MOSS_TEST_WHITELIST="$TUNED_WL" timeout 300 $T \
+    --gtest_filter='GeneratedGemm*'
+  step gemm-bench timeout 300 $BENCH --kernels-dir "$TUNED" --whitelist "$TUNED_WL" \
+    --json "$RES/gemm.json" --commit "${MOSS_COMMIT:-unknown}"
+  python3 "$ROOT/benchmarks/targets.py" "$RES/gemm.json" >"$RES/gemm.md"
+  tail -1 "$RES/gemm.md"
+else
+  echo "gemm-bench: skipped, no kernels in $TUNED (moss-aot --whitelist $TUNED_WL --out $TUNED)"
+fi
+step attention-bench timeout 300 $BENCH --attention --json "$RES/attention.json" \
+  --commit "${MOSS_COMMIT:-unknown}"
+python3 "$ROOT/benchmarks/targets.py" "$RES/attention.json" >"$RES/attention.md"
+tail -1 "$RES/attention.md"
+
+# The device tool returns a handful of files: the logs travel as one archive.
+tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls ./*.log ./*.txt)
 rm -f "$OUT"/*.log
+exit $status

@@ -320,10 +320,9 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
                          launch.splits == 1 && 2 * ctas <= kAttentionSms);
   // g4_tma_kv (K and V on mbarriers of their own) pays where more than half
   // the SMs hold a CTA: each SM's share of L2 bandwidth is then small enough
-  // that starting QK^T while V lands wins over the second wait (H100,
-  // H=12 S=250 T=1, plain / PDL: B=8, 96 CTAs, 4.72 / 4.10 -> 4.46 / 3.87
-  // us, B=11 4.92 / 4.55 -> 4.45 / 4.19; forced at B=1 2.85 -> 2.94 with
-  // PDL, on an H200 too; benchmarks/results/2026-12-06c-h100/kv-function).
+  // that starting QK^T while V lands wins over the second wait; in smaller
+  // grids V lands soon enough that the second wait only costs (measured:
+  // docs/performance.md).
   launch.splitKvBarriers =
       launch.tmaCopies && launch.kvGroups == 4 &&
       (splitKv == AttentionSplitKvMode::always ||

@@ -62,9 +62,7 @@ constexpr int64_t kAttentionMaxWarps = 4;     ///< main kernel: 32..128 thr.
 constexpr int64_t kAttentionMaxKvGroups = 4;
 /// Functions of the kernel: for each G a one-pass function (splits == 1)
 /// and a split one (splits > 1, launched as clusters). Apart, the one-pass
-/// functions carry no merge code (H200: 18 of 30 unsplit decoder cases
-/// 0.1-1.1 us faster, H=12 S=250 T=32 0.7;
-/// benchmarks/results/2026-12-04b-h200).
+/// functions carry no merge code and its registers.
 /// ABI 10 adds a ninth: the one-pass four-group function copying K and V by
 /// the TMA engine (attentionHasTmaCopies), apart so that the cp.async
 /// functions keep their code (with both paths in one function, two-trip
@@ -140,23 +138,18 @@ int64_t attentionMinCtasPerSm(int64_t kvGroups);
 
 /// Whether the functions for `kvGroups` key groups take copy warps: those
 /// of 2 and 3 groups (one row warp leaves them room). The others are built
-/// without: four groups never leave room, and the per-thread tests cost the
-/// one-group function's 320-CTA decode grids 0.4 us (H200,
-/// benchmarks/results/2026-12-04d-h200/sweeps). (g2_tma is built with them
-/// too, but its launches have none.)
+/// without: four groups never leave room, and the per-thread tests slow the
+/// one-group function's large decode grids. (g2_tma is built with them too,
+/// but its launches have none.)
 bool attentionHasCopyWarps(int64_t kvGroups);
 
 /// Whether launches for `kvGroups` key groups (split ones with `split`)
 /// have a function that copies K and V by the TMA engine (ABI 10): the
 /// one-pass launches of 4 groups, by streaming_attention_d64_g4_tma, and
 /// (ABI 12) of 2 groups, by streaming_attention_d64_g2_tma, whose K/V slots
-/// use the engine's 128-byte swizzle. H200
-/// (benchmarks/results/2026-12-04e-h200): with the engine in every function
-/// the one- and two-group functions got 0.3-5 us slower, their cp.async path
-/// too (register allocation); split launches of four groups (H=12 S=400 B=4
-/// T=1) were 0.2 us slower with it. A function of its own for two groups
-/// (no copy warps: thread 0 issues the boxes) made H=20 S=125 decode steps
-/// 0.1-0.25 us faster (H100, benchmarks/results/2026-12-05e-h100/g2-tma).
+/// use the engine's 128-byte swizzle. With the engine in every function the
+/// one- and two-group functions got slower, their cp.async path too
+/// (register allocation), so the TMA functions are functions of their own.
 /// ABI 13: one group too, by streaming_attention_d64_g1_tma (two stages, as
 /// g2_tma): long chunks walk every key tile with all four row warps, and
 /// thread 0's two boxes a trip replace every thread's sixteen cp.async.
@@ -224,25 +217,19 @@ struct AttentionLaunch {
   /// one trip a CTA (tilesPerSplit <= kvGroups), for two groups (two stages)
   /// also over more than two trips, for one group over more than two trips
   /// in grids of more than kAttentionGroupsMaxCtas CTAs, and for the decode
-  /// pairs of chooseAttentionKvGroups (H100,
-  /// benchmarks/results/2026-12-05f-h100/rule:
-  /// H=12 S=400 T=32 B=16 9.86 -> 9.40 us with PDL). H200 against ABI 9: H=12
-  /// S=250 T=1 B=1 4.08 -> 3.67 us, B=4 4.41 -> 3.98; at B=16 level plainly and
-  /// 0.17 faster with PDL. Launches of two trips copy the second after the
-  /// compute (one stage): H=12 S=400 B=16 T=1 was 0.14 us slower plainly
-  /// with the engine (benchmarks/results/2026-12-04e-h200/forced-tma). Where
-  /// the maps do not encode, the launch is derived again with
-  /// AttentionTmaMode::off, as the compiler's host code always does.
+  /// pairs of chooseAttentionKvGroups. Launches of two trips in one stage
+  /// copy the second after the compute, where the engine cannot overlap it
+  /// and cp.async keeps the cheaper issue. Where the maps do not encode, the
+  /// launch is derived again with AttentionTmaMode::off, as the compiler's
+  /// host code always does.
   bool tmaCopies = false;
   /// griddepcontrol.launch_dependents at the start (kAttentionFlagEarlyTrigger)
   /// rather than after the last key tile: by the rule for one-pass launches
   /// (splits == 1) where a waiting grid of as many CTAs fits beside this
-  /// one, one CTA an SM (2 * CTAs <= kAttentionSms). With programmatic
-  /// launches, H200 (benchmarks/results/2026-12-05-h200/ablation): grids of
-  /// 12-48 CTAs 0.00-0.23 us faster (H=12 S=250 T=1 B=4 3.39 -> 3.17), of
-  /// 80-320 CTAs up to 0.47 us slower; H100 (2026-12-05b-h100): one-pass
-  /// grids of 12-48 CTAs up to 0.33 us faster, split ones of 48 CTAs
-  /// 0.04-0.08 slower. Matters only to a programmatic launch.
+  /// one, one CTA an SM (2 * CTAs <= kAttentionSms): there the next grid's
+  /// CTAs take free SMs and start early; in fuller grids they would take the
+  /// slots this grid's later CTAs need. Matters only to a programmatic
+  /// launch.
   bool earlyTrigger = false;
   /// tmaCopies launches of four key groups and more than kAttentionSms / 2
   /// CTAs run g4_tma_kv instead of g4_tma: K's boxes complete on one
@@ -294,7 +281,7 @@ enum class AttentionSplitKvMode { never = 0, rule = 1, always = 2 };
 /// two row warps, else 8. Every split pays a merge (rank 0 merges the other
 /// ranks' rows), so splits of many row warps must save more than one trip
 /// each. Fitted to sweeps of the decoder's cases on an H200
-/// (benchmarks/results/2026-12-03d-h200, 2026-12-04b-h200, 2026-12-04h-h200).
+/// (docs/performance.md).
 int64_t chooseAttentionSplits(int64_t b, int64_t h, int64_t t, int64_t s);
 
 /// Fills `out` for sizes >= 1. `splits` / `kvGroups` = 0 apply the rule; a

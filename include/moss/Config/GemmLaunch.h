@@ -35,9 +35,8 @@ constexpr int64_t kGemmMaxStages = 8;
 /// Largest portable thread-block cluster: the split-K CTAs of one tile.
 constexpr int64_t kGemmMaxSplit = 8;
 /// Split-K hand-over by bulk copies (GemmLaunch::bulkHandover): from this
-/// many ranks and this many bytes a rank finishes. On an H200 it beat
-/// st.async per item by 0.1-0.2 us where both hold and lost up to 0.25 us
-/// elsewhere (benchmarks/results/2026-12-05c-h200).
+/// many ranks and this many bytes a rank finishes: below them the bulk
+/// engine's start-up outweighs the per-item st.async it replaces.
 constexpr int64_t kGemmBulkHandoverMinSplit = 4;
 constexpr int64_t kGemmBulkHandoverMinShareBytes = 2048;
 /// Padding (floats) of each row of the FP32 partial tiles: lane (g, t) writes

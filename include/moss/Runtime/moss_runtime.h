@@ -47,23 +47,16 @@
  * completed. In a captured graph the edge becomes a programmatic dependency.
  * Precondition: no kernel that may still be running when the GEMM is
  * launched writes w (weights written once at load, then synchronized, are
- * fine). Measured on an H200 (benchmarks/results/2026-12-03h-h200), GEMMs
- * following each other: 0.25-0.55 us less per call at M <= 16 (0.0-0.35 for
- * 1280x5120) with the same tiles; the whitelist configs/h200-tuned-pdl.json
- * was tuned with it on (results/2026-12-04c-h200) and its tiles are meant
- * for that launch. The fallback path is
- * unchanged. Leave it off if weights may be rewritten by the kernel just
- * before a GEMM on the same stream.
+ * fine). The whitelist configs/h200-tuned-pdl.json was tuned with it on and
+ * its tiles are meant for that launch. The fallback path is unchanged.
+ * Leave it off if weights may be rewritten by the kernel just before a GEMM
+ * on the same stream (docs/configuration.md).
  *
  * MOSS_ATTENTION_PDL=1 (read at create; 0 or unset = off) launches
  * moss_streaming_attention the same way. It assumes nothing: the kernel
  * reads and writes global memory only after the previous kernel in the
  * stream has completed, so only its launch and index math overlap that
- * kernel's end. Measured on an H200 (benchmarks/results/2026-12-04b-h200),
- * attention calls following each other in a CUDA graph: up to 0.78 us less
- * per call for 34 of 36 decoder cases, 0.01-0.07 us more for H=12 B=16 T=1
- * (S=250, 400; four-group grids of 192 CTAs); see that README and
- * 2026-12-04-h200's before turning it on.
+ * kernel's end.
  *
  * Thread safety: every function may be called concurrently from several
  * threads on one runtime, except moss_runtime_destroy, which must not race

@@ -18,13 +18,11 @@
 // mbarrier, and every thread spins on its phase (g4_tma_kv: K's boxes first
 // on an mbarrier of their own, V's on another that a warp waits for only
 // before P V).
-// H200 (benchmarks/results/2026-12-04e-h200): H=12 S=250 T=1 B=1 4.08 ->
-// 3.67 us, B=4 4.41 -> 3.98; in the one- and two-group functions, in split
-// and two-trip launches the engine was slower, and with both paths in one
-// function its cp.async path was (ptxas). cp.async.bulk of 128-byte rows
-// had been 1.4-3x slower (the engine serializes small copies). g2_tma
-// (ABI 12; H100, benchmarks/results/2026-12-05e-h100/g2-tma): H=20 S=125 T=1
-// B=1 2.90 -> 2.67 us with PDL, B=4 3.03 -> 2.87.
+// One thread issuing a box frees every other thread from address work while
+// the tile lands; where a launch has many trips or splits the cp.async
+// functions keep their own copies, because holding both paths in one
+// function made ptxas schedule the cp.async path worse. 128-byte rows by
+// cp.async.bulk are no alternative: the engine serializes small copies.
 // Copy warps: a CTA of two or three key groups of one row warp may carry
 // warps past its rowWarps x kvGroups compute warps (the launch rule adds them
 // in grids of at most one CTA an SM). They take part in every copy and
@@ -94,14 +92,12 @@
 // z: each pushes its FP32 (m, l, acc) with st.async into its receive slot
 // in rank 0's shared memory, completing on rank 0's mbarrier, and rank 0
 // merges the slots in order z = 0, 1, ... and writes the output
-// (docs/kernel-abi.md, ABI version 8 and on). Against rank 0 reading every rank
-// through distributed shared memory between two cluster barriers (ABI 7)
-// that took 0.1-1.2 us off the H200's split launches of the decoder's
-// cases (benchmarks/results/2026-12-04c-h200); against the global-memory
-// merge before it (partials in a workspace, a fence and a counter per row
-// block) the clusters had saved 0.5-2.0 us. One function serving one pass
-// and splits cost the unsplit launches up to 1.1 us
-// (benchmarks/results/2026-12-04b-h200).
+// (docs/kernel-abi.md, ABI version 8 and on). Pushing into rank 0 lets it
+// wait for exactly its slots, where reading every rank between two cluster
+// barriers made all ranks wait for the slowest, and a global-memory merge
+// (a workspace, a fence and a counter per row block) paid a round trip
+// through L2. One-pass and split launches are separate functions: one
+// function serving both carried the merge's registers into every launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -467,13 +463,9 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   // last word, which the mask's own bytes (the first element to the last,
   // whatever the strides) must hold whole. Only warps holding the mask's
   // last row, where that row does not end on a word boundary, take the byte
-  // path instead. H200 against the byte path
-  // (benchmarks/results/2026-12-04g-h200): H=20 S=125 B=16 T=240 21.75 ->
-  // 20.50 us, T=480 36.93 -> 34.61; H=12 S=250 B=16 T=480 36.49 -> 35.47;
-  // H=12 S=400 B=16 T=480 55.11 -> 53.76. In the two-group function it also
-  // made T = 32 chunks 0.1-0.4 us faster but the H=20 S=125 B=1 decode step
-  // 0.1-0.3 us slower (2.92 -> 3.00-3.22 with PDL); in the split, three- and
-  // four-group functions decode steps up to 0.3 us slower.
+  // path instead. Words pay over bytes where a function walks many trips (the
+  // long chunks); in the functions that serve decode steps, a trip or two,
+  // the extra address work of the word path outweighs the loads it saves.
   tailWords = kvGroups == 1 && !split;
   if (tailWords) {
     Value one64 = constI64(1), wordMask = constI64(~int64_t{3});
@@ -646,9 +638,8 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   // tile (or triggered at the start, kAttentionFlagEarlyTrigger: a CTA's
   // first trigger counts, as when each of its threads executes one).
   // Triggering here rather than at the start keeps a waiting grid from
-  // sitting beside this one's tiles (H200: the 320-CTA grids of H=20 B=16,
-  // T <= 32, 0.15-0.7 us slower with an early trigger, 0.3-0.6 us faster with
-  // this one; benchmarks/results/2026-12-04-h200). Unconditional, so that
+  // taking the SM slots this grid's later CTAs need (the launch rule's early
+  // trigger is for grids that leave slots free). Unconditional, so that
   // no flag stays live across the key loop (g1_split spilled with one).
   NVVM::GriddepcontrolOp::create(b, loc,
                                  NVVM::GridDepActionKind::launch_dependents);

@@ -27,12 +27,11 @@ void GemmEmitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
   const int64_t k = spec.k, stageK = launch.stageK;
   const int64_t piecesPerRow = stageK / 8; // 16-byte pieces of a stage row
   // W is read once: .cg (L2 only). x is read by every CTA of a row block:
-  // .ca lets CTAs that share an SM hit L1 for it. Measured on an H200
-  // (benchmarks/results/2026-12-03b-h200): .ca wins for every split == 1
-  // tile and for split-K tiles of bm <= 16; split-K tiles of bm >= 32 (a large
-  // x slice per CTA) lose with it (768x3072 M = 64: 5.20 vs 5.05 us), and so
-  // do the wgmma tiles (bm = 64), one CTA an SM: 64,3072,768,1 3.79 -> 3.38
-  // us with .cg (benchmarks/results/2026-12-03f-h200).
+  // .ca lets CTAs that share an SM hit L1 for it. That pays for split == 1
+  // tiles and small split-K tiles (bm <= 16); a split-K tile of bm >= 32
+  // reads an x slice too large to stay in L1 beside its neighbours', and a
+  // wgmma tile (bm = 64) holds its SM alone, so both read x by .cg
+  // (docs/performance.md has the measurements).
   const NVVM::LoadCacheModifierKind xCache =
       spec.bm < 64 && (spec.split == 1 || spec.bm <= 16)
           ? NVVM::LoadCacheModifierKind::CA

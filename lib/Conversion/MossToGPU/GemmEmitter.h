@@ -109,7 +109,7 @@ private:
   /// 128-byte swizzled K-major layout: atoms of 8 rows x 64 k (1024 bytes),
   /// 16-byte chunk c of row r stored at chunk c ^ (r % 8); atoms along the
   /// rows, then 64-k blocks of all rows. (The unswizzled core-matrix layout
-  /// was 1.9-2.6x slower on an H200: benchmarks/results/2026-12-03f-h200.)
+  /// makes the wgmma reads of one atom hit the same banks.)
   Value swizzledOffset(Value row, Value k, int64_t rows);
   /// wgmma shared-memory descriptor of the swizzled matrix at `matrix`:
   /// start address >> 4, 1024-byte atom stride, 128-byte swizzle mode.

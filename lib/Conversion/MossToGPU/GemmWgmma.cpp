@@ -5,9 +5,9 @@
 // W rows as A of one warpgroup and x as B (N = bm8); warp w of warpgroup n
 // then holds the accumulator of an m16n8 warp over W rows 64n + 16w.. (per
 // n8 tile j as GemmMma.cpp's c0..c3), so the partial tiles are stored as the
-// mma.sync kernels store theirs (H200, as a programmatic dependent: 3072 x
-// 768 M = 16 2.46 -> 2.29 us, benchmarks/results/2026-12-04f-h200; 1280 x
-// 5120 M = 30 on [32, 128, 128, 8] 6.41 -> 5.58, 2026-12-04h-h200).
+// mma.sync kernels store theirs. The swap fills wgmma's 64-row M side with
+// weight rows, where the few x rows of a decode step would leave it mostly
+// padding.
 //
 // Both operands are K-major in shared memory, in the 128-byte swizzled
 // layout that swizzledOffset describes.
@@ -66,8 +66,9 @@ SmallVector<Value> GemmEmitter::emitWgmmaStages(Value slab, Value wgN,
   Value zero = LLVM::PoisonOp::create(b, loc, accType);
   for (int64_t i = 0; i < accCount; ++i)
     zero = LLVM::InsertValueOp::create(b, loc, zero, constF32(0.0), i);
-  // One accumulator: 2 or 4 independent chains summed at the end measured
-  // the same or 1 % slower on an H200 (benchmarks/results/2026-12-03f-h200).
+  // One accumulator: the MMAs of a stage are issued back to back and waited
+  // for once, so independent chains hide no latency and only add registers
+  // and a final sum.
   Value acc = zero;
   auto shapeAttr = NVVM::MMAShapeAttr::get(ctx, 64, n, 16);
 

@@ -4,9 +4,9 @@
 // they use and the pieces of a merge that pushes partial results into
 // another CTA of the cluster (st.async or cp.async.bulk, completing on that
 // CTA's mbarrier).
-// The merges through a release/acquire cluster barrier and remote loads
-// that these replaced cost 0.1-1.2 us a split launch on an H200
-// (benchmarks/results/2026-12-04c-h200).
+// A push completes on the receiver's own mbarrier, so the receiver waits for
+// exactly the bytes it needs, where a release/acquire cluster barrier with
+// remote loads made both CTAs wait for each other and then for the loads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOSS_LIB_CONVERSION_MOSSTOGPU_NVVMSYNC_H
@@ -105,8 +105,9 @@ inline void emitBulkCopyToCluster(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Spins until the phase of a CTA-local mbarrier with parity `parity` (i32,
 /// 0 or 1; null: the constant 0, an immediate) has completed. A spin: NVVM's
-/// try_wait.parity carries a suspend-time hint that cost 0.25-0.4 us in the
-/// GEMM kernels (benchmarks/results/2026-12-04-h200).
+/// try_wait.parity carries a suspend-time hint, and a suspended warp wakes
+/// later than the phase completes, which the short waits of these kernels
+/// cannot afford.
 inline void emitSpinOnParity(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value barrier,
                              mlir::Value parity = mlir::Value()) {
