@@ -31,33 +31,12 @@ const std::map<std::string, int64_t> &attentionKernelParams() {
 }
 
 const std::vector<std::string> &attentionKernelArgNames() {
-  static const std::vector<std::string> names = {"q",
-                                                 "k",
-                                                 "v",
-                                                 "mask",
-                                                 "out",
-                                                 "q_stride_b",
-                                                 "q_stride_h",
-                                                 "q_stride_t",
-                                                 "k_stride_b",
-                                                 "k_stride_h",
-                                                 "k_stride_s",
-                                                 "v_stride_b",
-                                                 "v_stride_h",
-                                                 "v_stride_s",
-                                                 "mask_stride_b",
-                                                 "mask_stride_t",
-                                                 "mask_stride_s",
-                                                 "B",
-                                                 "H",
-                                                 "T",
-                                                 "S",
-                                                 "scale",
-                                                 "layout",
-                                                 "flags",
-                                                 "splits",
-                                                 "k_map",
-                                                 "v_map"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const AttentionParamInfo &param : kAttentionParams)
+      out.push_back(param.name);
+    return out;
+  }();
   return names;
 }
 

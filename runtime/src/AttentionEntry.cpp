@@ -106,17 +106,38 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
       (a.skip_empty_tiles ? config::kAttentionFlagSkipEmptyTiles : 0) |
       (launch.earlyTrigger ? config::kAttentionFlagEarlyTrigger : 0));
   int32_t splits = static_cast<int32_t>(launch.splits);
-  void *params[27] = {&q, &k, &v, &mask, &out};
+  // One slot a parameter of config::kAttentionParams, by name.
+  void *params[config::kAttentionParamCount] = {};
+  auto set = [&](config::AttentionParam p, void *value) {
+    params[config::paramIndex(p)] = value;
+  };
+  using P = config::AttentionParam;
+  set(P::Q, &q);
+  set(P::K, &k);
+  set(P::V, &v);
+  set(P::Mask, &mask);
+  set(P::Out, &out);
+  const P strideParams[12] = {P::QStrideB,    P::QStrideH,    P::QStrideT,
+                              P::KStrideB,    P::KStrideH,    P::KStrideS,
+                              P::VStrideB,    P::VStrideH,    P::VStrideS,
+                              P::MaskStrideB, P::MaskStrideT, P::MaskStrideS};
   for (int i = 0; i < 12; ++i)
-    params[5 + i] = &strides[i];
+    set(strideParams[i], &strides[i]);
+  const P sizeParams[4] = {P::B, P::H, P::T, P::S};
   for (int i = 0; i < 4; ++i)
-    params[17 + i] = &sizes[i];
-  params[21] = &scale;
-  params[22] = &layout;
-  params[23] = &flags;
-  params[24] = &splits;
-  params[25] = &kMap;
-  params[26] = &vMap;
+    set(sizeParams[i], &sizes[i]);
+  set(P::Scale, &scale);
+  set(P::Layout, &layout);
+  set(P::Flags, &flags);
+  set(P::Splits, &splits);
+  set(P::KMap, &kMap);
+  set(P::VMap, &vMap);
+  for (int i = 0; i < config::kAttentionParamCount; ++i)
+    if (!params[i])
+      return failure(MOSS_ERROR_UNSUPPORTED,
+                     std::string("attention parameter ") +
+                         config::kAttentionParams[i].name +
+                         " has no value in this runtime's launch");
 
   // The function of the launch's key-group count (1..4 by the rule), the
   // split one when the keys are split, the TMA one when it copies by TMA

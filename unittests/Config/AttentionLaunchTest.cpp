@@ -576,20 +576,6 @@ TEST(AttentionLaunchTest, EarlyTriggerWhereADependentGridFitsBeside) {
   EXPECT_EQ(early.threads, b4.threads);
 }
 
-TEST(AttentionLaunchTest, ArgumentNamesFollowTheAbi) {
-  const std::vector<std::string> &names = attentionKernelArgNames();
-  ASSERT_EQ(names.size(), 27u);
-  EXPECT_EQ(names.front(), "q");
-  EXPECT_EQ(names[4], "out");
-  EXPECT_EQ(names[5], "q_stride_b");
-  EXPECT_EQ(names[17], "B");
-  EXPECT_EQ(names[21], "scale");
-  EXPECT_EQ(names[23], "flags");
-  EXPECT_EQ(names[24], "splits");
-  EXPECT_EQ(names[25], "k_map");
-  EXPECT_EQ(names.back(), "v_map");
-}
-
 TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionKernelSymbol({1, false}), "streaming_attention_d64_g1");
   EXPECT_EQ(attentionKernelSymbol({4, false}), "streaming_attention_d64_g4");

@@ -11,6 +11,8 @@
 #ifndef MOSS_CONFIG_ATTENTIONLAUNCH_H
 #define MOSS_CONFIG_ATTENTIONLAUNCH_H
 
+#include "moss/Config/AttentionParams.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -188,7 +190,7 @@ AttentionFunction attentionFunctionAt(int64_t index);
 std::string attentionKernelSymbol(const AttentionFunction &f);
 std::string attentionKernelRole(const AttentionFunction &f);
 
-/// Parameter names of the attention kernel, in ABI order.
+/// Parameter names of the attention kernel, in ABI order (kAttentionParams).
 const std::vector<std::string> &attentionKernelArgNames();
 
 /// The constants a generated attention kernel is built with, as recorded in

@@ -16,6 +16,7 @@
 #include "NvvmSync.h"
 
 #include "moss/Config/AttentionLaunch.h"
+#include "moss/Config/AttentionParams.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -72,37 +73,14 @@ static_assert((rowMaskBits(0) | rowMaskBits(1)) == 0xFFFFFFFFu &&
                   (rowMaskBits(0) & rowMaskBits(1)) == 0,
               "maskBit is a bijection onto 32 bits");
 
-/// Kernel parameters, in the order of docs/kernel-abi.md.
+/// Kernel parameters (moss::config::kAttentionParams): kQ, kK, ... kVMap.
 enum KernelArg {
-  kQ,
-  kK,
-  kV,
-  kMask,
-  kOut,
-  kQStrideB,
-  kQStrideH,
-  kQStrideT,
-  kKStrideB,
-  kKStrideH,
-  kKStrideS,
-  kVStrideB,
-  kVStrideH,
-  kVStrideS,
-  kMaskStrideB,
-  kMaskStrideT,
-  kMaskStrideS,
-  kB,
-  kH,
-  kT,
-  kS,
-  kScale,
-  kLayout,
-  kFlags, ///< kAttentionFlag* bits
-  kSplits,
-  kKMap, ///< CUtensorMap of k, by value (a 128-byte .param); TMA function
-  kVMap,
-  kNumArgs
+#define MOSS_KERNEL_ARG(id, name, kind) k##id,
+  MOSS_ATTENTION_PARAMS(MOSS_KERNEL_ARG)
+#undef MOSS_KERNEL_ARG
+      kNumArgs
 };
+static_assert(kNumArgs == config::kAttentionParamCount);
 
 /// Online-softmax state of one lane: rows g and g+8 of its warp.
 struct RowState {
@@ -149,13 +127,27 @@ public:
 
 private:
   FunctionType kernelType() {
-    SmallVector<Type> args(kQStrideB, globalPtr);
-    args.append(kB - kQStrideB, i64);
-    args.append({i32, i32, i32, i32, f32, i32, i32, i32});
-    // The tensor maps: generic pointers until the pipeline's
-    // moss-kernel-byval-args makes them byval .param grid constants.
-    args.append(2, LLVM::LLVMPointerType::get(b.getContext()));
+    SmallVector<Type> args;
+    for (const config::AttentionParamInfo &param : config::kAttentionParams)
+      args.push_back(paramType(param.kind));
     return b.getFunctionType(args, {});
+  }
+  Type paramType(config::AttentionParamKind kind) {
+    switch (kind) {
+    case config::AttentionParamKind::GlobalPointer:
+      return globalPtr;
+    case config::AttentionParamKind::Int64:
+      return i64;
+    case config::AttentionParamKind::Int32:
+      return i32;
+    case config::AttentionParamKind::Float32:
+      return f32;
+    case config::AttentionParamKind::TensorMap:
+      // Generic pointers until the pipeline's moss-kernel-byval-args makes
+      // them byval .param grid constants.
+      return LLVM::LLVMPointerType::get(b.getContext());
+    }
+    llvm_unreachable("unknown attention parameter kind");
   }
   gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name,
                               std::optional<int64_t> knownThreads);

@@ -128,7 +128,11 @@ AttentionEmitter::createKernel(gpu::GPUModuleOp module, StringRef name,
         b.getDenseI32ArrayAttr({static_cast<int32_t>(kMaxThreads), 1, 1}));
   }
   // k_map and v_map: 128-byte CUtensorMaps by value (moss-kernel-byval-args).
-  fn->setAttr(kByvalArgsAttrName, b.getDenseI32ArrayAttr({kKMap, kVMap}));
+  SmallVector<int32_t> byval;
+  for (auto [i, param] : llvm::enumerate(config::kAttentionParams))
+    if (param.kind == config::AttentionParamKind::TensorMap)
+      byval.push_back(static_cast<int32_t>(i));
+  fn->setAttr(kByvalArgsAttrName, b.getDenseI32ArrayAttr(byval));
   b.setInsertionPointToStart(&fn.getBody().front());
   kernelArgs.assign(fn.getArguments().begin(), fn.getArguments().end());
   return fn;
