@@ -66,16 +66,7 @@
 // CHECK-NOT: .local
 // CHECK-NOT: call
 // CHECK-LABEL: func.func @decoder_attention
-// CHECK: scf.index_switch
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3_split clusters in
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in
-// CHECK: scf.index_switch
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks
+// CHECK: call @moss_streaming_attention(
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @decoder_attention(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %m: tensor<?x1x?x400xi1>) -> tensor<?x12x?x64xbf16> {

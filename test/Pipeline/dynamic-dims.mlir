@@ -8,7 +8,7 @@
 
 // CHECK: gpu.binary @moss_kernels
 // CHECK: func.func @linear_tile_dynamic_x
-// CHECK: gpu.launch_func @moss_kernels::@linear_n3072_k768_gelu_bm16_bn64_bk64_s1
+// CHECK: call @moss_ffn_gemm(
 func.func @linear_tile_dynamic_x(%x: tensor<?x?xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
   %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 1> : tensor<?x?xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
   return %y : tensor<?x3072xbf16>
@@ -18,7 +18,7 @@ func.func @linear_tile_dynamic_x(%x: tensor<?x?xbf16>, %w: tensor<3072x768xbf16>
 
 // CHECK: gpu.binary @moss_kernels
 // CHECK: func.func @linear_tile_dynamic_scale_residual
-// CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm16_bn64_bk64_s4
+// CHECK: call @moss_ffn_gemm_layerscale_residual(
 func.func @linear_tile_dynamic_scale_residual(%x: tensor<?x?xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<?xbf16>, %r: tensor<?x?xbf16>) -> tensor<?x768xbf16> {
   %y = moss.linear %x, %w scale(%s : tensor<?xbf16>) residual(%r : tensor<?x?xbf16>) epilogue layerscale_residual tile <16, 64, 64, 4> : tensor<?x?xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
   return %y : tensor<?x768xbf16>
@@ -27,7 +27,7 @@ func.func @linear_tile_dynamic_scale_residual(%x: tensor<?x?xbf16>, %w: tensor<7
 // -----
 
 // CHECK: func.func @linear_fallback_dynamic
-// CHECK: call @moss_vendor_linear_layerscale_residual
+// CHECK: call @moss_ffn_gemm_layerscale_residual(
 func.func @linear_fallback_dynamic(%x: tensor<?x?xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<?xbf16>, %r: tensor<?x?xbf16>) -> tensor<?x768xbf16> {
   %y = moss.linear %x, %w scale(%s : tensor<?xbf16>) residual(%r : tensor<?x?xbf16>) epilogue layerscale_residual vendor_fallback : tensor<?x?xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
   return %y : tensor<?x768xbf16>

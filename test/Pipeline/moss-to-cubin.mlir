@@ -35,10 +35,10 @@
 // CHECK-NOT: __nv_erff
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn
-// CHECK: gpu.launch_func @moss_kernels::@linear_n3072_k768_gelu_bm16_bn32_bk64_s1
-// CHECK-SAME: dynamic_shared_memory_size
+// The host calls the runtime, which launches the kernels above.
+// CHECK: call @moss_ffn_gemm(
 // CHECK-NOT: gpu.memset
-// CHECK: gpu.launch_func @moss_kernels::@linear_n768_k3072_layerscale_residual_bm8_bn32_bk128_s2 blocks
+// CHECK: call @moss_ffn_gemm_layerscale_residual(
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 

@@ -43,12 +43,12 @@
 // CHECK-NOT: st.async
 // CHECK-NOT: .local
 // CHECK-LABEL: func.func @decoder_ffn_m64
-// CHECK: gpu.launch_func  @moss_kernels::@linear_n3072_k768_gelu_bm64_bn32_bk64_s1 blocks in (%c96, %{{.*}}, %c1{{.*}}) threads in (%c256{{[_0-9]*}},
-// CHECK: gpu.launch_func  @moss_kernels::@linear_n768_k3072_layerscale_residual_bm64_bn32_bk64_s4 blocks in (%c24, %{{.*}}, %c4{{.*}}) threads in (%c256{{[_0-9]*}},
+// CHECK: call @moss_ffn_gemm(
+// CHECK: call @moss_ffn_gemm_layerscale_residual(
 // CHECK-LABEL: func.func @ffn_up_m16
-// CHECK: gpu.launch_func  @moss_kernels::@linear_n3072_k768_gelu_bm16_bn64_bk64_s1 blocks in (%c48, %{{.*}}, %c1{{.*}}) threads in (%c256{{[_0-9]*}},
+// CHECK: call @moss_ffn_gemm(
 // CHECK-LABEL: func.func @ffn_down_m30
-// CHECK: gpu.launch_func  @moss_kernels::@linear_n1280_k5120_layerscale_residual_bm32_bn128_bk128_s8 blocks in (%c10, %{{.*}}, %c8{{.*}}) threads in (%c512{{[_0-9]*}},
+// CHECK: call @moss_ffn_gemm_layerscale_residual(
 // CHECK-NOT: moss.
 func.func @decoder_ffn_m64(%x: tensor<64x768xbf16>, %w1: tensor<3072x768xbf16>, %w2: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<64x768xbf16>) -> tensor<64x768xbf16> {
   %h = moss.linear %x, %w1 epilogue gelu : tensor<64x768xbf16>, tensor<3072x768xbf16> -> tensor<64x3072xbf16>

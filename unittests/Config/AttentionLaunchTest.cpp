@@ -20,8 +20,8 @@ AttentionLaunch derive(int64_t b, int64_t h, int64_t t, int64_t s,
   return launch;
 }
 
-/// The rule without TMA copies (AttentionTmaMode::off): the compiler's
-/// host code, and the runtime where k or v does not encode as a tensor map.
+/// The rule without TMA copies (AttentionTmaMode::off): the runtime's where k
+/// or v does not encode as a tensor map.
 AttentionLaunch deriveCp(int64_t b, int64_t h, int64_t t, int64_t s,
                          int64_t splits = 0, int64_t groups = 0) {
   AttentionLaunch launch;

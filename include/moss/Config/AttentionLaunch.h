@@ -2,9 +2,9 @@
 //
 // The one place that turns (B, H, T, S) into the launch of the generated
 // streaming-attention kernels (docs/kernel-abi.md, "Attention kernel ABI"):
-// warps per CTA, grid and split-KV count (the cluster size). The compiler's
-// host code mirrors it, the runtime calls it, the GPU test links it. No LLVM,
-// no JSON: a stand-alone driver can compile this file directly.
+// warps per CTA, grid and split-KV count (the cluster size). The runtime
+// calls it (the compiler's host code calls the runtime), the GPU tests link
+// it. No LLVM, no JSON: a stand-alone driver can compile this file directly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -222,8 +222,7 @@ struct AttentionLaunch {
   /// pairs of chooseAttentionKvGroups. Launches of two trips in one stage
   /// copy the second after the compute, where the engine cannot overlap it
   /// and cp.async keeps the cheaper issue. Where the maps do not encode, the
-  /// launch is derived again with AttentionTmaMode::off, as the compiler's
-  /// host code always does.
+  /// launch is derived again with AttentionTmaMode::off.
   bool tmaCopies = false;
   /// griddepcontrol.launch_dependents at the start (kAttentionFlagEarlyTrigger)
   /// rather than after the last key tile: by the rule for one-pass launches

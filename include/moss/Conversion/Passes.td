@@ -7,13 +7,16 @@ include "mlir/Pass/PassBase.td"
 def MossConvertToGPU : Pass<"moss-convert-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower moss ops to generated GPU kernels and their launches";
   let description = [{
-    Turns every tiled `moss.linear` into a `gpu.module` holding its kernel(s)
-    (a `gpu.func` of NVVM tensor-core ops with the epilogue fused in
-    registers; plus a reduce kernel when `split` > 1) and replaces the op by
-    buffer materialization and `gpu.launch_func`, with M passed at run time.
-    A `vendor_fallback` op becomes a call to the runtime's vendor path
-    (`@moss_vendor_linear`). An op with neither is an error: run
-    `moss-select-tiles` first.
+    Puts the kernel of every tiled `moss.linear` (a `gpu.func` of NVVM
+    tensor-core ops with the epilogue fused in registers) and the attention
+    kernels of `moss.streaming_attention` into the `moss_kernels`
+    `gpu.module`, and replaces each op by its output buffer and one call of
+    the runtime's entry point (`@moss_ffn_gemm`,
+    `@moss_ffn_gemm_layerscale_residual`, `@moss_streaming_attention`),
+    which applies the launch rules of moss::config at run time; a
+    `vendor_fallback` op gets the call and no kernel. A `moss.linear` with
+    neither a tile nor `vendor_fallback` is an error: run `moss-select-tiles`
+    first.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -364,165 +364,27 @@
 //
 // CHECK-LABEL: func.func @bthd
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x12x?x64xbf16>, %[[K:.*]]: tensor<?x12x400x64xbf16>, %[[V:.*]]: tensor<?x12x400x64xbf16>, %[[M:.*]]: tensor<?x1x?x400xi1>)
+// The host side: the output storage [B,T,H,D], its [B,H,T,D] view, and one
+// call of the runtime's moss_streaming_attention, which applies the launch
+// rule (moss::config::deriveAttentionLaunch) at run time.
 // CHECK: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only
-// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[QS:.*]]:4 = memref.extract_strided_metadata %[[QB]]
-// CHECK: %[[QSB:.*]] = arith.index_cast %[[QS]]#0 : index to i64
-// CHECK: %[[QSH:.*]] = arith.index_cast %[[QS]]#1 : index to i64
-// CHECK: %[[QST:.*]] = arith.index_cast %[[QS]]#2 : index to i64
-// CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
-// CHECK: bufferization.to_buffer %[[V]] read_only
-// CHECK: %[[MB:.*]] = bufferization.to_buffer %[[M]] read_only
-// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:4, %[[MS:.*]]:4 = memref.extract_strided_metadata %[[MB]]
-// CHECK: %[[MSB:.*]] = arith.index_cast %[[MS]]#0 : index to i64
-// CHECK: %[[MSH:.*]] = arith.index_cast %[[MS]]#1 : index to i64
-// CHECK: %[[MST:.*]] = arith.index_cast %[[MS]]#2 : index to i64
-// CHECK: %[[MSS:.*]] = arith.index_cast %[[MS]]#3 : index to i64
-// CHECK: %[[B:.*]] = memref.dim %[[QB]], %c0
-// CHECK: %[[H:.*]] = memref.dim %[[QB]], %c1
-// CHECK: %[[T:.*]] = memref.dim %[[QB]], %c2
-// CHECK: %[[S:.*]] = memref.dim %[[KB]], %c2
+// CHECK: %[[QD:.*]] = memref.cast %[[QB]] : memref<?x12x?x64xbf16> to memref<?x?x?x?xbf16>
+// CHECK: %[[B:.*]] = memref.dim %[[QD]], %c0
+// CHECK: %[[T:.*]] = memref.dim %[[QD]], %c2
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[B]], %[[T]]) : memref<?x?x12x64xbf16>
 // CHECK: %[[VIEW:.*]] = memref.transpose %[[OUT]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x?x12x64xbf16> to memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>>
-// Launch rule: rowWarps = min(ceil(T/16), 4), groups0 = min(4 / rowWarps,
-// tiles) (see below), grid (B*H, ceil(T/(16 rowWarps)), splits), the splits
-// one cluster (1, 1, splits); no workspace.
-// CHECK: %[[W16:.*]] = arith.ceildivui %[[T]], %c16
-// CHECK: %[[RW:.*]] = arith.minui %[[W16]], %c4
-// CHECK: %[[GX:.*]] = arith.muli %[[B]], %[[H]]
-// CHECK: %[[ROWS:.*]] = arith.muli %[[RW]], %c16
-// CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %[[ROWS]]
-// CHECK: %[[TILES:.*]] = arith.ceildivui %[[S]], %c64
-// CHECK: %[[CTAS:.*]] = arith.muli %[[GX]], %[[GY]]
-// CHECK: %[[FREE:.*]] = arith.divui %c4{{.*}}, %[[RW]]
-// CHECK: %[[FIT:.*]] = arith.minui %[[FREE]], %[[TILES]]
-// One group beyond 264 CTAs (two for one row warp up to 396), and for two or
-// more row warps in a grid of at most 32 CTAs when groups would leave more
-// than one trip.
-// CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[CTAS]], %c32
-// CHECK: %[[FULL:.*]] = arith.cmpi ugt, %[[CTAS]], %c264
-// CHECK: %[[UPTO396:.*]] = arith.cmpi ule, %[[CTAS]], %c396
-// CHECK: %[[ONEROW:.*]] = arith.cmpi eq, %[[RW]], %c1
-// CHECK: %[[FULLONEROW:.*]] = arith.andi %[[FULL]], %[[ONEROW]]
-// CHECK: %[[PAIREDFULL:.*]] = arith.andi %[[FULLONEROW]], %[[UPTO396]]
-// CHECK: %[[MANYRW:.*]] = arith.cmpi uge, %[[RW]], %c2
-// CHECK: %[[FITTRIPS:.*]] = arith.ceildivui %[[TILES]], %[[FIT]]
-// CHECK: %[[MANYTRIPS:.*]] = arith.cmpi ugt, %[[FITTRIPS]], %c1
-// CHECK: %[[WALK:.*]] = arith.andi %[[MANYRW]], %[[MANYTRIPS]]
-// CHECK: %[[LONG:.*]] = arith.andi %[[WALK]], %[[FEW]]
-// CHECK: %[[ONEG:.*]] = arith.ori %[[FULL]], %[[LONG]]
-// Two groups instead of four when more than four tiles' splits of one trip
-// each fit one CTA an SM.
-// CHECK: %[[PAIRS:.*]] = arith.ceildivui %[[TILES]], %c2
-// CHECK: %[[PAIRCTAS:.*]] = arith.muli %[[CTAS]], %[[PAIRS]]
-// CHECK: %[[PAIRFITS:.*]] = arith.cmpi ule, %[[PAIRCTAS]], %c132
-// CHECK: %[[MORE:.*]] = arith.cmpi ugt, %[[TILES]], %c4
-// CHECK: %[[FOUR:.*]] = arith.cmpi eq, %[[FIT]], %c4
-// CHECK: %[[PAIRABLE:.*]] = arith.andi %[[FOUR]], %[[MORE]]
-// CHECK: %[[PAIR:.*]] = arith.andi %[[PAIRABLE]], %[[PAIRFITS]]
-// CHECK: %[[PAIRG:.*]] = arith.select %[[PAIR]], %c2{{.*}}, %[[FIT]]
-// And at most two for a decode step (T <= 4) of 133..264 CTAs.
-// CHECK: %[[UPTO264:.*]] = arith.cmpi ule, %[[CTAS]], %c264
-// CHECK: %[[PAST132:.*]] = arith.cmpi ugt, %[[CTAS]], %c132
-// CHECK: %[[T1:.*]] = arith.cmpi ule, %[[T]], %c4
-// CHECK: %[[T1PAST:.*]] = arith.andi %[[T1]], %[[PAST132]]
-// CHECK: %[[DECODEPAIR:.*]] = arith.andi %[[T1PAST]], %[[UPTO264]]
-// CHECK: %[[ATMOST2:.*]] = arith.ori %[[PAIREDFULL]], %[[DECODEPAIR]]
-// CHECK: %[[G1:.*]] = arith.select %[[ONEG]], %c1{{.*}}, %[[PAIRG]]
-// CHECK: %[[TWOMOST:.*]] = arith.minui %[[FIT]], %c2
-// CHECK: %[[G0:.*]] = arith.select %[[ATMOST2]], %[[TWOMOST]], %[[G1]]
-// Splits: 1 for one trip, else max(1, min(ceil(trips / minTrips),
-// slots / (f ctas), 132 / ctas, most)) with f = 2 for one group, else 4,
-// minTrips = 1 for one or two row warps, else 2, most = 4 for two row warps,
-// else 8; slots = 132 * min(CTAs by warps, CTAs by shared-memory slots).
-// CHECK: %[[SLOTS:.*]] = arith.muli %{{.*}}, %c132
-// CHECK: %[[TRIPS:.*]] = arith.ceildivui %[[TILES]], %[[G0]]
-// CHECK: %[[ONEG0:.*]] = arith.cmpi ule, %[[G0]], %c1
-// CHECK: %[[SPREAD:.*]] = arith.select %[[ONEG0]], %c2{{.*}}, %c4
-// CHECK: %[[CTASF:.*]] = arith.muli %[[CTAS]], %[[SPREAD]]
-// CHECK: %[[HALF:.*]] = arith.divui %[[SLOTS]], %[[CTASF]]
-// CHECK: %[[PERSM:.*]] = arith.divui %c132{{.*}}, %[[CTAS]]
-// CHECK: %[[BOUND:.*]] = arith.minui %[[HALF]], %[[PERSM]]
-// CHECK: %[[FEWRW:.*]] = arith.cmpi ule, %[[RW]], %c2
-// CHECK: %[[MINTRIPS:.*]] = arith.select %[[FEWRW]]
-// CHECK: %[[TWORW:.*]] = arith.cmpi eq, %[[RW]], %c2
-// CHECK: %[[MOST:.*]] = arith.select %[[TWORW]], %c4{{.*}}, %c8
-// CHECK: %[[BYTRIPS:.*]] = arith.ceildivui %[[TRIPS]], %[[MINTRIPS]]
-// CHECK: %[[CAP1:.*]] = arith.minui %[[BYTRIPS]], %[[BOUND]]
-// CHECK: %[[CAP2:.*]] = arith.minui %[[CAP1]], %[[MOST]]
-// CHECK: %[[ATLEAST1:.*]] = arith.maxui %{{.*}}, %[[CAP2]]
-// CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[TRIPS]], %c1
-// CHECK: %[[WANTED:.*]] = arith.select %[[ONE]], %{{.*}}, %[[ATLEAST1]]
-// CHECK: %[[CAPPED:.*]] = arith.minui %[[WANTED]], %[[TILES]]
-// CHECK: %[[TPS:.*]] = arith.ceildivui %[[TILES]], %[[CAPPED]]
-// CHECK: %[[NSPLIT:.*]] = arith.ceildivui %[[TILES]], %[[TPS]]
-// CHECK: %[[GROUPS:.*]] = arith.minui %[[G0]], %[[TPS]]
-// CHECK: %[[WARPS:.*]] = arith.muli %[[RW]], %[[GROUPS]]
-// Copy warps fill CTAs of two or three groups to four warps while the grid
-// has at most one CTA an SM.
-// CHECK: %[[TWOG:.*]] = arith.cmpi eq, %[[GROUPS]], %c2
-// CHECK: %[[THREEG:.*]] = arith.cmpi eq, %[[GROUPS]], %c3
-// CHECK: %[[CAPABLE:.*]] = arith.ori %[[TWOG]], %[[THREEG]]
-// CHECK: %[[ALLCTAS:.*]] = arith.muli %[[CTAS]], %[[NSPLIT]]
-// CHECK: %[[ONEWAVE:.*]] = arith.cmpi ule, %[[ALLCTAS]], %c132
-// CHECK: %[[COPYING:.*]] = arith.andi %[[CAPABLE]], %[[ONEWAVE]]
-// CHECK: %[[FILL:.*]] = arith.subi %c4{{.*}}, %[[WARPS]]
-// CHECK: %[[COPYW:.*]] = arith.select %[[COPYING]], %[[FILL]], %c0
-// CHECK: %[[ALLW:.*]] = arith.addi %[[WARPS]], %[[COPYW]]
-// CHECK: %[[THREADS:.*]] = arith.muli %[[ALLW]], %c32
-// Shared memory: stages * groups slots of 16 KiB (two stages for <= 2
-// groups), then 2 KiB of Q rows a compute warp, then the merge area: 4608 bytes a
-// row warp for each group but the first and, when split, for each split's
-// receive slot, and 16 bytes for the mbarrier.
-// CHECK: %[[FEWG:.*]] = arith.cmpi ule, %[[GROUPS]], %c2
-// CHECK: %[[STAGES:.*]] = arith.select %[[FEWG]]
-// CHECK: %[[NSLOTS:.*]] = arith.muli %[[STAGES]], %[[GROUPS]]
-// CHECK: %[[SLOTBYTES:.*]] = arith.muli %[[NSLOTS]], %c16384
-// CHECK: %[[QBYTES:.*]] = arith.muli %[[WARPS]], %c2048
-// CHECK: %[[ONEPASS:.*]] = arith.cmpi ule, %[[NSPLIT]], %c1{{.*}} : index
-// CHECK: %[[SPLITSLOTS:.*]] = arith.select %[[ONEPASS]], %c0{{.*}}, %[[NSPLIT]] : index
-// CHECK: %[[GPLUS:.*]] = arith.addi %[[GROUPS]], %[[SPLITSLOTS]]
-// CHECK: %[[ENTRIES:.*]] = arith.subi %[[GPLUS]], %c1
-// CHECK: %[[MBAR:.*]] = arith.select %[[ONEPASS]], %c0{{.*}}, %c16{{.*}} : index
-// CHECK: %[[ENTRYWARPS:.*]] = arith.muli %[[ENTRIES]], %[[RW]]
-// CHECK: %[[ENTRYBYTES:.*]] = arith.muli %[[ENTRYWARPS]], %c4608
-// CHECK: %[[MERGEBYTES:.*]] = arith.addi %[[ENTRYBYTES]], %[[MBAR]]
-// The rule without TMA copies (no tensor maps here): no trip mbarrier.
-// CHECK: %[[SQ:.*]] = arith.addi %[[SLOTBYTES]], %[[QBYTES]]
-// CHECK: %[[SMEM:.*]] = arith.addi %[[SQ]], %[[MERGEBYTES]]
-// CHECK-NOT: memref<?xf32>
-// CHECK-DAG: %[[B32:.*]] = arith.index_cast %[[B]] : index to i32
-// CHECK-DAG: %[[T32:.*]] = arith.index_cast %[[T]] : index to i32
-// CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
-// CHECK-DAG: %[[BTHD0:.*]] = arith.constant 0 : i32
-// CHECK-DAG: %[[NOSKIP:.*]] = arith.constant 0 : i32
-// CHECK: %[[N32:.*]] = arith.index_cast %[[NSPLIT]] : index to i32
-// CHECK: %[[SMEM32:.*]] = arith.index_cast %[[SMEM]] : index to i32
-// The function of the rule's key-group count (1..3, default 4): the split one,
-// launched as clusters (1, 1, splits), when splits > 1, else the one-pass one.
-// CHECK: %[[ISSPLIT:.*]] = arith.cmpi ugt, %[[NSPLIT]], %c1{{.*}} : index
-// CHECK: scf.if %[[ISSPLIT]] {
-// CHECK: scf.index_switch %[[GROUPS]]
-// CHECK: case 1 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
-// CHECK-SAME: %[[QSB]] : i64, %[[QSH]] : i64, %[[QST]] : i64,
-// CHECK-SAME: %[[MSB]] : i64, %[[MST]] : i64, %[[MSS]] : i64, %[[B32]] : i32, %{{.*}} : i32, %[[T32]] : i32, %{{.*}} : i32, %[[SCALE]] : f32, %[[BTHD0]] : i32, %[[NOSKIP]] : i32, %[[N32]] : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
-// CHECK: case 2 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
-// CHECK: case 3 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
-// CHECK: default {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4_split clusters in (%{{.*}}, %{{.*}}, %[[NSPLIT]]) blocks in (%[[GX]], %[[GY]], %[[NSPLIT]])
-// CHECK: } else {
-// CHECK: scf.index_switch %[[GROUPS]]
-// CHECK: case 1 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g1 blocks in (%[[GX]], %[[GY]], %[[NSPLIT]]) threads in (%[[THREADS]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM32]] args(
-// CHECK-SAME: %[[N32]] : i32, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
-// CHECK: case 2 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g2 blocks in
-// CHECK: case 3 {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g3 blocks in
-// CHECK: default {
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64_g4 blocks in
+// CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
+// CHECK: %[[KD:.*]] = memref.cast %[[KB]]
+// CHECK: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
+// CHECK: %[[VD:.*]] = memref.cast %[[VB]]
+// CHECK: %[[MB:.*]] = bufferization.to_buffer %[[M]] read_only
+// CHECK: %[[MD:.*]] = memref.cast %[[MB]] : memref<?x1x?x400xi1> to memref<?x?x?x?xi1>
+// CHECK: %[[OD:.*]] = memref.cast %[[OUT]] : memref<?x?x12x64xbf16> to memref<?x?x?x?xbf16>
+// CHECK: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK: %[[BTHD0:.*]] = arith.constant 0 : i32
+// CHECK: %[[NOSKIP:.*]] = arith.constant 0 : i32
+// CHECK-NOT: gpu.launch_func
+// CHECK: call @moss_streaming_attention(%[[QD]], %[[KD]], %[[VD]], %[[MD]], %[[OD]], %[[SCALE]], %[[BTHD0]], %[[NOSKIP]]) : (memref<?x?x?x?xbf16>, memref<?x?x?x?xbf16>, memref<?x?x?x?xbf16>, memref<?x?x?x?xi1>, memref<?x?x?x?xbf16>, f32, i32, i32) -> ()
 // CHECK-NOT: gpu.launch_func
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[VIEW]] restrict writable : memref<?x12x?x64xbf16, strided<[?, 64, 768, 1]>> to tensor<?x12x?x64xbf16>
 // CHECK: return %[[R]]
@@ -535,7 +397,7 @@ func.func @bthd(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: te
 // -----
 
 // bhtd stores the result as shaped (no transpose); layout, skip flag and the
-// given scale reach the kernel as arguments. (The module label ends the
+// given scale reach the runtime as arguments. (The module label ends the
 // previous case before this one's kernels, whose functions carry
 // moss.byval_args.)
 // CHECK-LABEL: module attributes {gpu.container_module}
@@ -546,12 +408,7 @@ func.func @bthd(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: te
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK-DAG: %[[BHTD:.*]] = arith.constant 1 : i32
 // CHECK-DAG: %[[SKIP:.*]] = arith.constant 1 : i32
-// The cp.async functions: host IR has no driver to encode tensor maps, which
-// are null.
-// CHECK-DAG: %[[KMAP:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK-DAG: %[[VMAP:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK: gpu.launch_func @moss_kernels::@streaming_attention_d64
-// CHECK-SAME: %[[SCALE]] : f32, %[[BHTD]] : i32, %[[SKIP]] : i32, %{{.*}} : i32, %[[KMAP]] : !llvm.ptr, %[[VMAP]] : !llvm.ptr)
+// CHECK: call @moss_streaming_attention(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]], %[[BHTD]], %[[SKIP]])
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x20x15x64xbf16> to tensor<2x20x15x64xbf16>
 // CHECK-NOT: moss.
 func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xbf16>, %v: tensor<2x20x125x64xbf16>, %m: tensor<2x1x15x125xi1>) -> tensor<2x20x15x64xbf16> {
@@ -577,7 +434,7 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma_kv(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
-// CHECK-COUNT-4: scf.index_switch
+// CHECK-COUNT-2: call @moss_streaming_attention(
 // CHECK-NOT: moss.
 func.func @two_layers(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x250x64xbf16>, %v: tensor<1x12x250x64xbf16>, %m: tensor<1x1x1x250xi1>) -> (tensor<1x12x1x64xbf16>, tensor<1x12x1x64xbf16>) {
   %a = moss.streaming_attention %q, %k, %v, %m : tensor<1x12x1x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x12x250x64xbf16>, tensor<1x1x1x250xi1> -> tensor<1x12x1x64xbf16>

@@ -75,15 +75,17 @@
 // CHECK-NOT: nvvm.cluster
 // CHECK-LABEL: func.func @gelu
 // CHECK-SAME: (%[[X:.*]]: tensor<?x768xbf16>, %[[W:.*]]: tensor<3072x768xbf16>)
-// CHECK-DAG: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only
-// CHECK-DAG: %[[WB:.*]] = bufferization.to_buffer %[[W]] read_only
-// CHECK: %[[DIM:.*]] = memref.dim %[[XB]], %c0
+// The host side is one call of the runtime's moss_ffn_gemm, which launches
+// the kernel by the launch rule it shares with moss-aot (GemmLaunchTest).
+// CHECK: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only
+// CHECK: %[[XD:.*]] = memref.cast %[[XB]] : memref<?x768xbf16> to memref<?x?xbf16>
+// CHECK: %[[DIM:.*]] = memref.dim %[[XD]], %c0
 // CHECK: %[[OUT:.*]] = memref.alloc(%[[DIM]]) : memref<?x3072xbf16>
-// CHECK: %[[M32:.*]] = arith.index_cast %[[DIM]] : index to i32
-// CHECK: %[[GY:.*]] = arith.ceildivui %[[DIM]], %c16
-// (32 + 16) rows of 768 + 32 bf16: 76800 bytes.
-// CHECK: %[[SHARED:.*]] = arith.constant 76800 : i32
-// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c96, %[[GY]], %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]] args({{.*}}, %[[M32]] : i32, %c0_i32{{.*}} : i32)
+// CHECK: %[[WB:.*]] = bufferization.to_buffer %[[W]] read_only
+// CHECK: %[[WD:.*]] = memref.cast %[[WB]] : memref<3072x768xbf16> to memref<?x?xbf16>
+// CHECK: %[[OD:.*]] = memref.cast %[[OUT]] : memref<?x3072xbf16> to memref<?x?xbf16>
+// CHECK-NOT: gpu.launch_func
+// CHECK: call @moss_ffn_gemm(%[[XD]], %[[WD]], %[[OD]], %c1_i32) : (memref<?x?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32) -> ()
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
 // CHECK-NOT: moss.
@@ -146,10 +148,7 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 // CHECK-LABEL: func.func @layerscale_split
 // CHECK-NOT: memref.alloc() : memref<?xf32>
 // CHECK-NOT: gpu.memset
-// (32 + 8) rows of 1536 + 32 bf16 (125440 bytes), 2 x 16 x 32 bytes of
-// receive slots and the 8-byte mbarrier.
-// CHECK: %[[SHARED:.*]] = arith.constant 126472 : i32
-// CHECK: gpu.launch_func @moss_kernels::@[[MAIN]] blocks in (%c24, %{{.*}}, %c2) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SHARED]]
+// CHECK: call @moss_ffn_gemm_layerscale_residual(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2_i32) : (memref<?x?xbf16>, memref<?x?xbf16>, memref<?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32) -> ()
 // CHECK-NOT: gpu.launch_func
 // CHECK-NOT: moss.
 func.func @layerscale_split(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>) -> tensor<4x768xbf16> {
@@ -188,8 +187,7 @@ func.func @layerscale_split(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, 
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.return
 // CHECK-LABEL: func.func @gelu_weights_a
-// (64 + 16) rows of 768 bf16, unpadded: 122880 bytes.
-// CHECK: gpu.launch_func @moss_kernels::@[[KERNEL]] blocks in (%c48, %{{.*}}, %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c122880_i32
+// CHECK: call @moss_ffn_gemm(
 // CHECK-NOT: moss.
 func.func @gelu_weights_a(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
   %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
@@ -222,8 +220,7 @@ func.func @gelu_weights_a(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> 
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.return
 // CHECK-LABEL: func.func @gelu_weights_a_wide
-// (128 + 16) rows of 768 bf16, unpadded: 221184 bytes.
-// CHECK: gpu.launch_func @moss_kernels::@[[WIDE]] blocks in (%c24, %{{.*}}, %{{.*}}) threads in (%c512, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c221184_i32
+// CHECK: call @moss_ffn_gemm(
 // CHECK-NOT: moss.
 func.func @gelu_weights_a_wide(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
   %y = moss.linear %x, %w epilogue gelu tile <16, 128, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
@@ -237,7 +234,7 @@ func.func @gelu_weights_a_wide(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>
 // CHECK-COUNT-1: gpu.func @linear_n3072_k768_none_bm16_bn64_bk64_s1(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @shared
-// CHECK-COUNT-2: gpu.launch_func @moss_kernels::@linear_n3072_k768_none_bm16_bn64_bk64_s1
+// CHECK-COUNT-2: call @moss_ffn_gemm(
 func.func @shared(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> (tensor<?x3072xbf16>, tensor<?x3072xbf16>) {
   %a = moss.linear %x, %w epilogue none tile <16, 64, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
   %b = moss.linear %x, %w epilogue none tile <16, 64, 64, 1> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
@@ -246,14 +243,14 @@ func.func @shared(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> (tensor<
 
 // -----
 
-// The vendor fallback is a call into the runtime.
+// The vendor fallback is the same call of the runtime, with no kernel built.
+// CHECK-NOT: gpu.module
 // CHECK-LABEL: func.func @fallback
-// CHECK-NOT: gpu.launch_func
-// CHECK: call @moss_vendor_linear(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32) : (memref<?x?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32) -> ()
+// CHECK: call @moss_ffn_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %c1_i32) : (memref<?x?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32) -> ()
 // CHECK-LABEL: func.func @fallback_layerscale
-// CHECK: call @moss_vendor_linear_layerscale_residual(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2_i32)
-// CHECK-DAG: func.func private @moss_vendor_linear(memref<?x?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32)
-// CHECK-DAG: func.func private @moss_vendor_linear_layerscale_residual(memref<?x?xbf16>, memref<?x?xbf16>, memref<?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32)
+// CHECK: call @moss_ffn_gemm_layerscale_residual(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2_i32)
+// CHECK-DAG: func.func private @moss_ffn_gemm(memref<?x?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32)
+// CHECK-DAG: func.func private @moss_ffn_gemm_layerscale_residual(memref<?x?xbf16>, memref<?x?xbf16>, memref<?xbf16>, memref<?x?xbf16>, memref<?x?xbf16>, i32)
 // CHECK-NOT: moss.linear
 func.func @fallback(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3072xbf16> {
   %y = moss.linear %x, %w epilogue gelu vendor_fallback : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>

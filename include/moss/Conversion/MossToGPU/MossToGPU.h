@@ -8,8 +8,14 @@
 namespace moss {
 /// Name of the `gpu.module` that holds every kernel generated for a module.
 inline constexpr llvm::StringLiteral kKernelModuleName = "moss_kernels";
-/// Runtime entry point that serves `vendor_fallback` GEMMs.
-inline constexpr llvm::StringLiteral kVendorLinearFn = "moss_vendor_linear";
+/// The runtime entry points the host side of the ops calls (HostCall.h):
+/// moss.linear (a second one with scale and residual for
+/// layerscale_residual) and moss.streaming_attention.
+inline constexpr llvm::StringLiteral kRuntimeLinearFn = "moss_ffn_gemm";
+inline constexpr llvm::StringLiteral kRuntimeLinearScaleResidualFn =
+    "moss_ffn_gemm_layerscale_residual";
+inline constexpr llvm::StringLiteral kRuntimeAttentionFn =
+    "moss_streaming_attention";
 /// Attribute of a generated `gpu.func`: the indices of its pointer arguments
 /// that are 128-byte structs passed by value (CUtensorMaps), which
 /// moss-kernel-byval-args turns into byval grid constants after
