@@ -163,7 +163,7 @@ bool compileKernels(const AotOptions &options,
   auto ctx = makeBuildContext();
   for (auto [i, group] : llvm::enumerate(groups)) {
     StagedKernel kernel;
-    if (buildGemmKernel(*ctx, env, staging, group, kernel, err) !=
+    if (buildGemmKernel(*ctx, env, whitelist, staging, group, kernel, err) !=
         KernelBuildResult::Built) {
       err = options.whitelistPath + ": kernel " +
             config::gemmKernelName(group.n, group.k, group.mode, group.tile) +
@@ -184,8 +184,8 @@ bool compileKernels(const AotOptions &options,
   // Attention is not whitelist-gated: every build has it.
   config::AttentionKernelRecord record;
   std::string ptxPath, cubinPath;
-  if (!buildAttentionKernel(*ctx, env, staging, record, ptxPath, cubinPath,
-                            err)) {
+  if (!buildAttentionKernel(*ctx, env, whitelist, staging, record, ptxPath,
+                            cubinPath, err)) {
     err = "kernel " + std::string(config::kAttentionKernelName) + ": " + err;
     return false;
   }

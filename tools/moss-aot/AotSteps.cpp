@@ -81,15 +81,16 @@ functionRecord(const std::map<std::string, config::KernelResources> &report,
 
 /// Compiles `module` to PTX and a cubin named `name` in `staging` and parses
 /// ptxas's report.
-bool compileModule(mlir::ModuleOp module, const BuildEnv &env,
-                   const std::string &staging, const std::string &name,
-                   std::string &ptxPath, std::string &cubinPath,
+bool compileModule(mlir::ModuleOp module, const config::Whitelist &whitelist,
+                   const BuildEnv &env, const std::string &staging,
+                   const std::string &name, std::string &ptxPath,
+                   std::string &cubinPath,
                    std::map<std::string, config::KernelResources> &resources,
                    std::string &err) {
   std::string ptx, report;
   ptxPath = joinPath(staging, name + ".ptx");
   cubinPath = joinPath(staging, name + ".cubin");
-  return compileToPtx(module, env.pipelineOptions, ptx, err) &&
+  return compileToPtx(module, whitelist, env.pipelineOptions, ptx, err) &&
          config::writeFileAtomic(ptxPath, ptx, err) &&
          runPtxas(env.ptxas, env.chip, ptxPath, cubinPath,
                   joinPath(staging, name + ".ptxas.txt"), report, err) &&
@@ -238,6 +239,15 @@ std::vector<KernelGroup> aot::groupEntries(const config::Whitelist &whitelist) {
   return groups;
 }
 
+bool aot::singleKeyWhitelist(const std::string &key,
+                             const config::GemmTile &tile,
+                             config::Whitelist &out, std::string &err) {
+  std::string text = llvm::formatv("{{\"{0}\": [{1}, {2}, {3}, {4}]}\n", key,
+                                   tile.bm, tile.bn, tile.bk, tile.split)
+                         .str();
+  return config::Whitelist::parse(text, "candidate " + key, out, err);
+}
+
 config::Manifest aot::newManifest(const BuildEnv &env,
                                   std::string_view whitelistBytes) {
   config::Manifest manifest;
@@ -252,6 +262,7 @@ config::Manifest aot::newManifest(const BuildEnv &env,
 
 KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
                                        const BuildEnv &env,
+                                       const config::Whitelist &whitelist,
                                        const std::string &staging,
                                        const KernelGroup &group,
                                        StagedKernel &out, std::string &err) {
@@ -261,10 +272,21 @@ KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
   if (!config::deriveGemmLaunch(group.n, group.k, group.tile, launch, err))
     return KernelBuildResult::Failed;
 
-  auto module =
-      buildLinearEntryModule(ctx, group.n, group.k, group.mode, group.tile);
+  // The group's first key through moss-select-tiles, as moss-opt compiles
+  // any module: the whitelist must give it the group's tile.
+  config::GemmKey key;
+  if (!config::parseGemmKey(group.keys.front(), key, err))
+    return KernelBuildResult::Failed;
+  const config::WhitelistEntry *entry =
+      whitelist.find(key.m, key.n, key.k, key.mode);
+  if (!entry || !(entry->tile == group.tile)) {
+    err = "the whitelist does not give key " + group.keys.front() +
+          " the tile of kernel " + name;
+    return KernelBuildResult::Failed;
+  }
+  auto module = buildLinearEntryModule(ctx, key);
   std::map<std::string, config::KernelResources> resources;
-  if (!compileModule(*module, env, staging, name, out.stagedPtx,
+  if (!compileModule(*module, whitelist, env, staging, name, out.stagedPtx,
                      out.stagedCubin, resources, err))
     return KernelBuildResult::Failed;
 
@@ -292,6 +314,7 @@ KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
 }
 
 bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
+                               const config::Whitelist &whitelist,
                                const std::string &staging,
                                config::AttentionKernelRecord &record,
                                std::string &ptxPath, std::string &cubinPath,
@@ -299,8 +322,8 @@ bool aot::buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
   const std::string name = config::kAttentionKernelName;
   auto module = buildAttentionEntryModule(ctx);
   std::map<std::string, config::KernelResources> resources;
-  if (!compileModule(*module, env, staging, name, ptxPath, cubinPath, resources,
-                     err))
+  if (!compileModule(*module, whitelist, env, staging, name, ptxPath, cubinPath,
+                     resources, err))
     return false;
   record.name = name;
   record.chip = env.chip;

@@ -56,6 +56,11 @@ struct KernelGroup {
 /// Groups entries in file order of their first key.
 std::vector<KernelGroup> groupEntries(const config::Whitelist &whitelist);
 
+/// The whitelist of one key and tile: what a candidate kernel is compiled
+/// with (moss-select-tiles needs a whitelist to read the tile from).
+bool singleKeyWhitelist(const std::string &key, const config::GemmTile &tile,
+                        config::Whitelist &out, std::string &err);
+
 /// A compiled kernel waiting in the staging folder.
 struct StagedKernel {
   config::GemmKernelRecord record; ///< cubin/ptx: final (content) names.
@@ -68,15 +73,20 @@ enum class KernelBuildResult {
   Failed,
 };
 
-/// Compiles `group` (pipeline + ptxas -v) into `staging` and describes it in
-/// `out`. A kernel that spills is reported as Spills, never built.
+/// Compiles `group` into `staging` and describes it in `out`: its first key's
+/// moss.linear through moss-select-tiles on `whitelist` (which must give it
+/// the group's tile), moss-to-cubin and ptxas -v. A kernel that spills is
+/// reported as Spills, never built.
 KernelBuildResult buildGemmKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
+                                  const config::Whitelist &whitelist,
                                   const std::string &staging,
                                   const KernelGroup &group, StagedKernel &out,
                                   std::string &err);
 
-/// Builds the attention kernel into `staging` (every whitelist build has it).
+/// Builds the attention kernel into `staging` (every whitelist build has it),
+/// through the same passes.
 bool buildAttentionKernel(mlir::MLIRContext &ctx, const BuildEnv &env,
+                          const config::Whitelist &whitelist,
                           const std::string &staging,
                           config::AttentionKernelRecord &record,
                           std::string &ptxPath, std::string &cubinPath,

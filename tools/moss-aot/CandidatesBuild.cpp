@@ -120,8 +120,11 @@ bool aot::runCandidatesBuild(const CandidatesOptions &options,
     StagedKernel kernel;
     std::string name =
         config::gemmKernelName(group.n, group.k, group.mode, group.tile);
+    config::Whitelist tileOf;
+    if (!singleKeyWhitelist(group.keys.front(), group.tile, tileOf, err))
+      return staging.fail(err);
     KernelBuildResult result =
-        buildGemmKernel(*ctx, env, staging.path(), group, kernel, err);
+        buildGemmKernel(*ctx, env, tileOf, staging.path(), group, kernel, err);
     if (result == KernelBuildResult::Failed)
       return staging.fail("candidate kernel " + name + " (keys " +
                           llvm::join(group.keys, " ") + "): " + err);

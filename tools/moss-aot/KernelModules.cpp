@@ -3,6 +3,7 @@
 
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"
+#include "moss/Dialect/Moss/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -14,8 +15,8 @@
 using namespace mlir;
 
 OwningOpRef<ModuleOp>
-moss::aot::buildLinearEntryModule(MLIRContext &ctx, int64_t n, int64_t k,
-                                  int mode, const config::GemmTile &tile) {
+moss::aot::buildLinearEntryModule(MLIRContext &ctx,
+                                  const config::GemmKey &key) {
   ctx.loadDialect<MossDialect, func::FuncDialect>();
   OpBuilder b(&ctx);
   Location loc = UnknownLoc::get(&ctx);
@@ -23,14 +24,13 @@ moss::aot::buildLinearEntryModule(MLIRContext &ctx, int64_t n, int64_t k,
   b.setInsertionPointToEnd(module->getBody());
 
   Type bf16 = b.getBF16Type();
-  int64_t dyn = ShapedType::kDynamic;
-  auto x = RankedTensorType::get({dyn, k}, bf16);
-  auto w = RankedTensorType::get({n, k}, bf16);
-  auto y = RankedTensorType::get({dyn, n}, bf16);
-  auto epilogue = static_cast<Epilogue>(mode);
+  auto x = RankedTensorType::get({key.m, key.k}, bf16);
+  auto w = RankedTensorType::get({key.n, key.k}, bf16);
+  auto y = RankedTensorType::get({key.m, key.n}, bf16);
+  auto epilogue = static_cast<Epilogue>(key.mode);
   SmallVector<Type> inputs = {x, w};
   if (epilogue == Epilogue::layerscale_residual) {
-    inputs.push_back(RankedTensorType::get({n}, bf16));
+    inputs.push_back(RankedTensorType::get({key.n}, bf16));
     inputs.push_back(y);
   }
   auto fn =
@@ -42,11 +42,10 @@ moss::aot::buildLinearEntryModule(MLIRContext &ctx, int64_t n, int64_t k,
     scale = body->getArgument(2);
     residual = body->getArgument(3);
   }
-  auto linear = LinearOp::create(
-      b, loc, y, body->getArgument(0), body->getArgument(1), scale, residual,
-      EpilogueAttr::get(&ctx, epilogue),
-      TileAttr::get(&ctx, tile.bm, tile.bn, tile.bk, tile.split),
-      /*vendor_fallback=*/nullptr);
+  auto linear =
+      LinearOp::create(b, loc, y, body->getArgument(0), body->getArgument(1),
+                       scale, residual, EpilogueAttr::get(&ctx, epilogue),
+                       /*tile=*/nullptr, /*vendor_fallback=*/nullptr);
   func::ReturnOp::create(b, loc, linear.getResult());
   return module;
 }
@@ -75,7 +74,9 @@ OwningOpRef<ModuleOp> moss::aot::buildAttentionEntryModule(MLIRContext &ctx) {
   return module;
 }
 
-bool moss::aot::compileToPtx(ModuleOp module, const MossToCubinOptions &options,
+bool moss::aot::compileToPtx(ModuleOp module,
+                             const config::Whitelist &whitelist,
+                             const MossToCubinOptions &options,
                              std::string &ptx, std::string &err) {
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
@@ -88,6 +89,7 @@ bool moss::aot::compileToPtx(ModuleOp module, const MossToCubinOptions &options,
     return false;
   }
   PassManager pm(module.getContext());
+  pm.addPass(createMossSelectTilesPass(whitelist));
   buildMossToCubinPipeline(pm, options);
   if (failed(pm.run(module))) {
     err = "moss-to-cubin failed:\n" + diagnostics;

@@ -3,6 +3,7 @@
 #define MOSS_TOOLS_MOSSAOT_KERNELMODULES_H
 
 #include "moss/Config/GemmLaunch.h"
+#include "moss/Config/Whitelist.h"
 #include "moss/Pipeline/MossToCubin.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -11,11 +12,11 @@
 #include <string>
 
 namespace moss::aot {
-/// A module whose one function applies a tiled `moss.linear` (dynamic M) to
-/// its arguments: the input of the pipeline for one GEMM kernel.
+/// A module whose one function applies `moss.linear` of the whitelist key
+/// `key` to its arguments, without a tile: moss-select-tiles attaches it,
+/// as for any module moss-opt compiles.
 mlir::OwningOpRef<mlir::ModuleOp>
-buildLinearEntryModule(mlir::MLIRContext &ctx, int64_t n, int64_t k, int mode,
-                       const config::GemmTile &tile);
+buildLinearEntryModule(mlir::MLIRContext &ctx, const config::GemmKey &key);
 
 /// A module whose one function applies `moss.streaming_attention` (D = 64,
 /// every other size dynamic) to its arguments: the input of the pipeline for
@@ -23,10 +24,12 @@ buildLinearEntryModule(mlir::MLIRContext &ctx, int64_t n, int64_t k, int mode,
 mlir::OwningOpRef<mlir::ModuleOp>
 buildAttentionEntryModule(mlir::MLIRContext &ctx);
 
-/// Runs moss-to-cubin with format=isa on `module` and returns the PTX of the
+/// Runs moss-select-tiles on `whitelist`, then moss-to-cubin with format=isa,
+/// on `module` (the passes moss-opt runs) and returns the PTX of the
 /// generated kernel module. Diagnostics go to `err`.
-bool compileToPtx(mlir::ModuleOp module, const MossToCubinOptions &options,
-                  std::string &ptx, std::string &err);
+bool compileToPtx(mlir::ModuleOp module, const config::Whitelist &whitelist,
+                  const MossToCubinOptions &options, std::string &ptx,
+                  std::string &err);
 } // namespace moss::aot
 
 #endif // MOSS_TOOLS_MOSSAOT_KERNELMODULES_H

@@ -21,6 +21,9 @@ namespace moss::config {
 /// through distributed shared memory inside the same kernel.
 struct GemmTile {
   int64_t bm = 0, bn = 0, bk = 0, split = 0;
+  bool operator==(const GemmTile &o) const {
+    return bm == o.bm && bn == o.bn && bk == o.bk && split == o.split;
+  }
 };
 
 /// Largest M, N or K a key may name (m is passed to kernels as int32).

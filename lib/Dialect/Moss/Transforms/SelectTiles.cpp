@@ -10,6 +10,7 @@
 #include "moss/Dialect/Moss/Transforms/Passes.h"
 
 #include <cstdlib>
+#include <optional>
 
 namespace moss {
 #define GEN_PASS_DEF_MOSSSELECTTILES
@@ -20,10 +21,37 @@ using namespace mlir;
 using namespace moss;
 
 namespace {
+/// Attaches each moss.linear's tile from `table`, or marks it for the vendor
+/// fallback.
+void attachTiles(ModuleOp module, const config::Whitelist &table) {
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](LinearOp op) {
+    auto x = cast<RankedTensorType>(op.getX().getType());
+    auto w = cast<RankedTensorType>(op.getW().getType());
+    int64_t m = x.getDimSize(0), n = w.getDimSize(0), k = w.getDimSize(1);
+    const config::WhitelistEntry *entry = nullptr;
+    if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) &&
+        !ShapedType::isDynamic(k))
+      entry = table.find(m, n, k, static_cast<int>(op.getEpilogue()));
+    op.removeTileAttr();
+    op.removeVendorFallbackAttr();
+    if (entry) {
+      const config::GemmTile &t = entry->tile;
+      op.setTileAttr(TileAttr::get(ctx, t.bm, t.bn, t.bk, t.split));
+    } else {
+      op.setVendorFallback(true);
+    }
+  });
+}
+
 struct SelectTilesPass : moss::impl::MossSelectTilesBase<SelectTilesPass> {
   using Base::Base;
+  /// With a whitelist already read (moss-aot), instead of the option's path.
+  explicit SelectTilesPass(config::Whitelist table) : given(std::move(table)) {}
 
   void runOnOperation() override {
+    if (given)
+      return attachTiles(getOperation(), *given);
     std::string path = whitelist;
     if (path.empty())
       if (const char *env = std::getenv("MOSS_CODEC_GEMM_CONFIG"))
@@ -40,25 +68,13 @@ struct SelectTilesPass : moss::impl::MossSelectTilesBase<SelectTilesPass> {
       getOperation().emitError() << "moss-select-tiles: " << err;
       return signalPassFailure();
     }
-
-    MLIRContext *ctx = &getContext();
-    getOperation().walk([&](LinearOp op) {
-      auto x = cast<RankedTensorType>(op.getX().getType());
-      auto w = cast<RankedTensorType>(op.getW().getType());
-      int64_t m = x.getDimSize(0), n = w.getDimSize(0), k = w.getDimSize(1);
-      const config::WhitelistEntry *entry = nullptr;
-      if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) &&
-          !ShapedType::isDynamic(k))
-        entry = table.find(m, n, k, static_cast<int>(op.getEpilogue()));
-      op.removeTileAttr();
-      op.removeVendorFallbackAttr();
-      if (entry) {
-        const config::GemmTile &t = entry->tile;
-        op.setTileAttr(TileAttr::get(ctx, t.bm, t.bn, t.bk, t.split));
-      } else {
-        op.setVendorFallback(true);
-      }
-    });
+    attachTiles(getOperation(), table);
   }
+
+  std::optional<config::Whitelist> given;
 };
 } // namespace
+
+std::unique_ptr<Pass> moss::createMossSelectTilesPass(config::Whitelist table) {
+  return std::make_unique<SelectTilesPass>(std::move(table));
+}
