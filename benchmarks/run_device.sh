@@ -51,8 +51,7 @@ step() { # step NAME COMMAND...: runs it, logs to OUT/NAME.log, prints the verdi
 step runtime-tests timeout 300 $T
 step runtime-tests-pdl env MOSS_ATTENTION_PDL=1 MOSS_CODEC_GEMM_PDL=1 timeout 200 $T \
   --gtest_filter='Attention*:*Graph*:*Programmatic*'
-step memcheck timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter='Attention.*'
-step python-tests env MOSS_RUNTIME_LIB=$BUILD/runtime/libmoss_runtime.so "$ROOT/scripts/test-python.sh"
+step python-tests env MOSS_RUNTIME_LIB=$BUILD/runtime/libmoss_runtime.so timeout 200 "$ROOT/scripts/test-python.sh"
 
 if [[ -f $TUNED/manifest.json ]]; then
   step gemm-tests env MOSS_TEST_KERNELS_DIR="$TUNED" MOSS_TEST_WHITELIST="$TUNED_WL" timeout 300 $T \
@@ -68,6 +67,8 @@ step attention-bench timeout 300 $BENCH --attention --json "$RES/attention.json"
   --commit "${MOSS_COMMIT:-unknown}"
 python3 "$ROOT/benchmarks/targets.py" "$RES/attention.json" >"$RES/attention.md"
 tail -1 "$RES/attention.md"
+
+step memcheck timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter='Attention.*'
 
 # The device tool returns a handful of files: the logs travel as one archive.
 tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls ./*.log ./*.txt)
