@@ -113,13 +113,8 @@ int64_t ctasOf(int64_t b, int64_t h, int64_t t) {
 /// A decode step of up to four query rows in a grid past one CTA an SM (up
 /// to kAttentionGroupsMaxCtas): two key groups whose trips the TMA engine
 /// pipelines on two stages beat four groups in one trip, which every warp
-/// waits for whole (H100, H=12 T=1, plain / PDL us: S=250 B=16 5.70 / 5.41
-/// -> 5.22 / 4.79, B=12 5.36 / 4.83 -> 5.17 / 4.50, B=20 6.33 / 5.81 ->
-/// 5.82 / 5.21; S=400 B=16 7.94 / 7.68 -> 7.61 / 7.57; by cp.async, where
-/// the maps do not encode, S=250 B=16 5.49 / 5.02; T=2 S=250 B=16 5.94 /
-/// 5.32 -> 5.40 / 4.88, T=4 S=400 B=16 7.88 / 7.89 -> 7.78 / 7.27). Not at
-/// T=8 or 16 (level or slower) nor at 96 CTAs (S=250 B=8 4.21 -> 4.34 with
-/// PDL).
+/// waits for whole. Not at T = 8 or 16, nor at 96 CTAs, where they were level
+/// or slower.
 bool decodePair(int64_t t, int64_t rowWarps, int64_t ctas) {
   return t <= kAttentionDecodePairMaxRows && rowWarps == 1 &&
          ctas > kAttentionSms && ctas <= kAttentionGroupsMaxCtas;
@@ -135,23 +130,18 @@ int64_t groupsFor(int64_t t, int64_t rowWarps, int64_t tiles, int64_t ctas,
     return std::min<int64_t>(groups, 2);
   // Groups pay while the grid leaves SMs idle (beyond two CTAs an SM their
   // shared memory costs occupancy), and two groups of one row warp while
-  // their 2-warp CTAs fit three an SM (H200, H=20 S=125 B=16, 320 CTAs:
-  // T=1 1 x 2 5.06 -> 4.75 us, PDL 4.73 -> 4.34; T=8 5.38 -> 4.84).
+  // their 2-warp CTAs fit three an SM.
   if (ctas > kAttentionGroupsMaxCtas)
     return rowWarps == 1 && ctas <= kAttentionPairedGroupsMaxCtas
                ? std::min<int64_t>(groups, 2)
                : 1;
   // In a tiny grid two row warps group only for a single trip: longer walks
-  // split across CTAs instead (H200, H=12 T=32 B=1: S=250 4 splits x 1 group
-  // 4.73 / 4.23 us plain / PDL against 1 x 2 5.41 / 4.88; S=400 4 x 1 5.46
-  // against 4 x 2 5.51). (More row warps never group: most = 1.)
+  // split across CTAs instead. (More row warps never group: most = 1.)
   if (rowWarps >= 2 && ctas <= kAttentionFewCtas && ceilDiv(tiles, groups) > 1)
     return 1;
   // One row warp with more tiles than four groups take in a trip: two
   // groups (with two copy warps) and splits of one trip instead, while that
-  // split grid has at most one CTA an SM (H200, H=12 S=400 B=1 T=1: 4
-  // splits x 2 groups 4.51 / 3.81 us plain / PDL against 2 x 4 4.71 / 4.18;
-  // at B=4, 192 CTAs, 5.47 against 5.00).
+  // split grid has at most one CTA an SM (past it, four groups win).
   if (splitting && groups == 4 && tiles > 4 &&
       ctas * ceilDiv(tiles, 2) <= kAttentionSms)
     return 2;
@@ -166,18 +156,14 @@ int64_t splitsFor(int64_t b, int64_t h, int64_t t, int64_t s, int64_t groups) {
   if (trips <= 1)
     return 1;
   // Splits fill at most half the CTA slots, a quarter with key groups (their
-  // CTAs already keep four warps busy; H200, H=12 S=400 T=32 B=8: 2 splits x
-  // 2 groups 11.3 us against 9.7 unsplit).
+  // CTAs already keep four warps busy).
   int64_t bound = slots / ((groups > 1 ? 4 : 2) * ctas);
   // And one CTA an SM: past that the clusters of a split grid cost more
-  // than they save (H200, one group: H=12 S=400 T=240 B=1 4 splits 12.4 us
-  // against 2 splits 8.9; S=250 T=480 B=1 2 splits 8.4 against 7.9 unsplit).
+  // than they save.
   bound = std::min(bound, kAttentionSms / ctas);
   // A split's merge costs in proportion to its rows: one or two row warps
   // may split down to one trip, two into at most four CTAs, more keep two
-  // trips (H200, H=12 T=32: S=250 B=4 2 splits x 2 groups 5.44 / 4.80 us
-  // plain / PDL against 1 x 2 5.60 / 5.04; S=400 B=1 4 x 1 5.46 / 4.96
-  // against 7 x 1 5.95 / 5.57).
+  // trips.
   int64_t minTrips = rowWarps <= 2 ? 1 : 2;
   int64_t most =
       rowWarps == 2 ? kAttentionTwoRowWarpsMaxSplits : kAttentionMaxSplits;
@@ -252,17 +238,11 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
   int64_t byRule = ctas <= kAttentionSms ? kAttentionMaxWarps : 0;
   // The TMA engine pays for one trip of several groups; with two groups (two
   // stages) also for the decode pairs above and for walks of more than two
-  // trips (H100, H=12 S=400 T=32: B=16 10.64 / 9.89 -> 10.01 / 9.48 us plain
-  // / PDL, B=8 8.04 / 7.25 -> 7.69 / 7.03), not for two trips of two row
-  // warps (S=250 T=32 B=16 7.43 / 7.04 -> 7.76 / 7.31). One group (two
-  // stages): over more than two trips in grids past two CTAs an SM, where
-  // thread 0's copies leave the issue slots to the SM's other CTAs (H100,
-  // H=12 S=400: T=480 B=16 54.79 / 53.95 -> 53.91 / 53.08, T=120 B=16 384
-  // CTAs 17.98 / 17.21 -> 17.26 / 16.44, B=64 T=1 30.99 / 30.33 -> 30.03 /
-  // 29.42); not in smaller ones (T=60 B=16, 192 CTAs: 13.74 / 12.98 -> 13.75
-  // / 13.94; T=120 B=4, 96 CTAs: 10.42 / 11.01 -> 10.76 / 11.27). Four
-  // groups have one stage: the next trip is copied after the compute, which
-  // cp.async did better.
+  // trips, not for two trips of two row warps. One group (two stages): over
+  // more than two trips in grids past two CTAs an SM, where thread 0's
+  // copies leave the issue slots to the SM's other CTAs; not in smaller
+  // grids. Four groups have one stage: the next trip is copied after the
+  // compute, which cp.async did better.
   const int64_t trips = ceilDiv(launch.tilesPerSplit, launch.kvGroups);
   const int64_t ctasBeforeSplits = launch.gridX * launch.gridY;
   const bool tmaPays =
@@ -292,8 +272,8 @@ bool deriveAttentionLaunch(int64_t b, int64_t h, int64_t t, int64_t s,
       (launch.tmaCopies ? kAttentionTripBarrierBytes : 0);
   // A grid triggered early has its dependents scheduled beside it: only
   // where they find SMs of their own does that not slow this one. Split
-  // launches, whose rank 0 waits for the other ranks' pushes, lost
-  // 0.04-0.08 us with it even then (H100, 48 CTAs).
+  // launches, whose rank 0 waits for the other ranks' pushes, lost with it
+  // even then.
   launch.earlyTrigger = trigger == AttentionTriggerMode::early ||
                         (trigger == AttentionTriggerMode::rule &&
                          launch.splits == 1 && 2 * ctas <= kAttentionSms);

@@ -67,13 +67,13 @@ constexpr int64_t kAttentionMaxKvGroups = 4;
 /// functions carry no merge code and its registers.
 /// ABI 10 adds a ninth: the one-pass four-group function copying K and V by
 /// the TMA engine (attentionHasTmaCopies), apart so that the cp.async
-/// functions keep their code (with both paths in one function, two-trip
-/// launches of it got 0.2-0.4 us slower on an H200).
+/// functions keep their code (with both paths in one function, its two-trip
+/// launches got slower).
 /// ABI 12 adds a tenth, g2_tma, the same for two groups, and ABI 13 an
 /// eleventh, g1_tma, for one. ABI 14 adds a twelfth, g4_tma_kv: g4_tma with
 /// K and V on mbarriers of their own (AttentionLaunch::splitKvBarriers),
 /// apart so that g4_tma keeps its code (with both behind a flag bit in one
-/// function its small grids got 0.04-0.12 us slower on an H200).
+/// function its small grids got slower).
 constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 4;
 /// One slot of dynamic shared memory holds a key tile's K then its V.
 constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
@@ -120,7 +120,7 @@ constexpr int64_t kAttentionMinCtasPerSm = 3;
 /// nvvm.minctasm of the grouped functions: the rule launches them for at
 /// most kAttentionGroupsMaxCtas CTAs (before splits, which fill at most a
 /// quarter of the slots), so two an SM suffice, and the registers the cap of
-/// three would take back make them faster (H200 decode steps 5-18 %).
+/// three would take back make them faster.
 constexpr int64_t kAttentionGroupedMinCtasPerSm = 2;
 constexpr int64_t kAttentionCtasPerSmByWarps[5] = {0, 12, 6, 4, 3};
 constexpr int64_t kAttentionCtasPerSmBySlots[5] = {0, 0, 6, 0, 3};
@@ -248,8 +248,7 @@ struct AttentionLaunch {
 /// for more than kAttentionGroupsMaxCtas CTAs (at most 2 for one row warp up
 /// to kAttentionPairedGroupsMaxCtas); at most 2 for a decode pair, T <=
 /// kAttentionDecodePairMaxRows in more than kAttentionSms and at most
-/// kAttentionGroupsMaxCtas CTAs (H=12 S=250 T=1 B=16 5.48 -> 4.87 us with
-/// PDL); 1 for two row warps in a grid of
+/// kAttentionGroupsMaxCtas CTAs; 1 for two row warps in a grid of
 /// at most kAttentionFewCtas CTAs when groups would leave more than one trip;
 /// 2 instead of 4 when keyTiles > 4 and ctas * ceil(keyTiles / 2)
 /// <= kAttentionSms (the splits of two-group CTAs, each one trip, fit one

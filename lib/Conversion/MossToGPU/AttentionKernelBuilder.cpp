@@ -28,11 +28,10 @@
 // in grids of at most one CTA an SM). They take part in every copy and
 // barrier, and have no rows, no tile, no Q area and nothing to compute. A
 // warp puts its cp.async copies in flight at about 16 bytes a cycle, so four
-// warps instead of two halve the time a trip of 32 KiB takes (H200, H=20
-// S=125 B=1 T=1: 3.57 -> 3.37 us, 3.12 -> 2.90 with PDL). The one- and
+// warps instead of two halve the time a trip of 32 KiB takes. The one- and
 // four-group functions are built without them: there `computes` is the
-// constant true (with the per-thread tests the one-group function's decode
-// grids of 320 CTAs got 0.4 us slower).
+// constant true (the per-thread tests slow the one-group function's large
+// decode grids).
 // Two stages double-buffer the trips for 1..2 groups; 3..4 groups use one
 // stage (copy after the compute), so dynamic shared memory stays <= 4 slots
 // of 16 KiB.
@@ -363,8 +362,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
           mul(mv.rowWarp, kRowsPerWarp));
   Value warpHasRows = both(lessU(row0, tq), mv.computes);
   // Short chunks: a warp without rows g + 8 (T <= row0 + 8, every decode
-  // step) skips their mask bytes (H200, H=20 S=125 B=1 T=1, with the
-  // grouped functions' other changes: 4.22 -> 3.76 us).
+  // step) skips their mask bytes.
   if (kvGroups > 1)
     mv.warpHasHighRows = lessU(add(row0, 8), tq);
   std::array<Value, 2> rowValid = placeRows(mv.laneId, row0);
@@ -508,11 +506,10 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
   // mask bits of this warp's tiles of trips 0 and 1. The grouped functions
   // (short grids: decode steps, first chunks) issue trip 0's mask loads
   // first, so that their latency hides behind the copies' issue, and pack
-  // them after (H200: H=20 S=125 B=1 T=1 3.76 -> 3.55 us, T=8 4.12 -> 3.62;
-  // H=12 S=250 B=16 T=8 6.7 -> 5.6). It costs H=12 S=250 T=32 (two trips
-  // of two row warps, unaligned mask rows) 5.5 -> 6.2 us; choosing the
-  // order by trip count at run time lost the gains (the loads twice, more
-  // code), and so did loading trip 1's mask early too.
+  // them after. It costs two-trip walks of two row warps with unaligned
+  // mask rows; choosing the order by trip count at run time lost the gains
+  // (the loads twice, more code), and so did loading trip 1's mask early
+  // too.
   Value zeroI32 = constI32(0), oneI32 = constI32(1);
   Value hasTrip = lessU(zeroI32, trips);
   std::optional<PendingMask> pending0;
@@ -587,7 +584,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
     // A warp whose rows allow no key of the tile skips its compute: such a
     // tile changes nothing (see the header), so this is exact. The
     // one-group function (long chunks, large grids) does so whatever
-    // skip_empty_tiles says (H200, H=12 S=400 B=16 T=480: 86 -> 72 us); the
+    // skip_empty_tiles says; the
     // grouped ones only with it (the extra vote spilled them under the
     // 168-register cap they had then; not re-measured since).
     Value anyKey = warpAny(notZero(bitsCur));
@@ -609,7 +606,7 @@ void AttentionEmitter::emitBody(StringRef smemName, int64_t kvGroups,
       Value slot = add(mul(stage, mv.groups), mv.group);
       // A tile every row of the warp sees whole (most tiles of a full
       // window) skips the 32 mask selects of each lane (not in the
-      // two-group function: 0.1-0.2 us slower there on H200 decode steps).
+      // two-group function, whose decode steps it made slower).
       Value whole =
           kvGroups != 2
               ? warpAll(cmp(arith::CmpIPredicate::eq, bitsCur, mv.rowBits))
