@@ -9,6 +9,8 @@
 
 #include "AttentionEmitter.h"
 
+using namespace mlir;
+
 namespace moss::attention {
 
 /// Loads the lane's 32 mask bytes of key tile `tile`: rows g, g+8 and keys

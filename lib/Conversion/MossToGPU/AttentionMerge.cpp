@@ -10,6 +10,8 @@
 
 #include <tuple>
 
+using namespace mlir;
+
 namespace moss::attention {
 
 namespace {

@@ -9,6 +9,8 @@
 
 #include "AttentionEmitter.h"
 
+using namespace mlir;
+
 namespace moss::attention {
 
 Value AttentionEmitter::validGroups(Value trip) {

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "GemmEmitter.h"
 
+using namespace mlir;
+
 namespace moss::gemm {
 
 Value GemmEmitter::slabOffset(Value slabRow, Value kSlice, bool isX) {

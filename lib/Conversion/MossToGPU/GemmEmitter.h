@@ -28,7 +28,24 @@
 #include <utility>
 
 namespace moss::gemm {
-using namespace mlir;
+// The MLIR names this header's code uses (no using-directive in a header).
+namespace arith = mlir::arith;
+namespace gpu = mlir::gpu;
+namespace LLVM = mlir::LLVM;
+
+namespace NVVM = mlir::NVVM;
+namespace scf = mlir::scf;
+using mlir::ArrayRef;
+using mlir::FunctionType;
+using mlir::Location;
+using mlir::MLIRContext;
+using mlir::OpBuilder;
+using mlir::SmallVector;
+using mlir::StringRef;
+using mlir::Type;
+using mlir::Value;
+using mlir::ValueRange;
+using mlir::VectorType;
 
 // 1/sqrt(2) for erf-GELU, as the contract writes it.
 constexpr double kInvSqrt2 = 0.70710678118654752;

@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
+using namespace mlir;
+
 namespace moss::gemm {
 
 std::pair<Value, Value> GemmEmitter::sumPartials(Value tile, Value mLocal,

@@ -27,6 +27,8 @@
 //===----------------------------------------------------------------------===//
 #include "GemmEmitter.h"
 
+using namespace mlir;
+
 namespace moss::gemm {
 
 SmallVector<Value> GemmEmitter::mmaChunk(Value wLo, Value wHi, ValueRange x,

@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #include "GemmEmitter.h"
 
+using namespace mlir;
+
 namespace moss::gemm {
 
 Value GemmEmitter::swizzledOffset(Value row, Value k, int64_t rows) {
