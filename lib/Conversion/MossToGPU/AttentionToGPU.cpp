@@ -11,7 +11,7 @@
 #include "HostCall.h"
 #include "KernelModule.h"
 #include "moss/Config/AttentionLaunch.h"
-#include "moss/Conversion/MossToGPU/AttentionKernelBuilder.h"
+#include "moss/Kernels/AttentionKernelBuilder.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Conversion/Passes.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"

@@ -11,7 +11,7 @@
 #include "KernelModule.h"
 #include "moss/Config/GemmLaunch.h"
 #include "moss/Config/Whitelist.h"
-#include "moss/Conversion/MossToGPU/GemmKernelBuilder.h"
+#include "moss/Kernels/GemmKernelBuilder.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Conversion/Passes.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MOSS_CONVERSION_MOSSTOGPU_ATTENTIONKERNELBUILDER_H
-#define MOSS_CONVERSION_MOSSTOGPU_ATTENTIONKERNELBUILDER_H
+#ifndef MOSS_KERNELS_ATTENTIONKERNELBUILDER_H
+#define MOSS_KERNELS_ATTENTIONKERNELBUILDER_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -35,4 +35,4 @@ mlir::LogicalResult buildAttentionKernels(mlir::OpBuilder &b,
 
 } // namespace moss
 
-#endif // MOSS_CONVERSION_MOSSTOGPU_ATTENTIONKERNELBUILDER_H
+#endif // MOSS_KERNELS_ATTENTIONKERNELBUILDER_H

@@ -5,7 +5,7 @@
 // griddepcontrol.wait, then x) or the plain one.
 //
 //===----------------------------------------------------------------------===//
-#include "GemmEmitter.h"
+#include "Gemm/GemmEmitter.h"
 
 using namespace mlir;
 

@@ -13,7 +13,7 @@
 // layout that swizzledOffset describes.
 //
 //===----------------------------------------------------------------------===//
-#include "GemmEmitter.h"
+#include "Gemm/GemmEmitter.h"
 
 using namespace mlir;
 

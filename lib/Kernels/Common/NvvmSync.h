@@ -9,8 +9,8 @@
 // remote loads made both CTAs wait for each other and then for the loads.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOSS_LIB_CONVERSION_MOSSTOGPU_NVVMSYNC_H
-#define MOSS_LIB_CONVERSION_MOSSTOGPU_NVVMSYNC_H
+#ifndef MOSS_LIB_KERNELS_COMMON_NVVMSYNC_H
+#define MOSS_LIB_KERNELS_COMMON_NVVMSYNC_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -123,4 +123,4 @@ inline void emitSpinOnParity(mlir::OpBuilder &b, mlir::Location loc,
 
 } // namespace moss
 
-#endif // MOSS_LIB_CONVERSION_MOSSTOGPU_NVVMSYNC_H
+#endif // MOSS_LIB_KERNELS_COMMON_NVVMSYNC_H

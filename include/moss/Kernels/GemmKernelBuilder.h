@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MOSS_CONVERSION_MOSSTOGPU_GEMMKERNELBUILDER_H
-#define MOSS_CONVERSION_MOSSTOGPU_GEMMKERNELBUILDER_H
+#ifndef MOSS_KERNELS_GEMMKERNELBUILDER_H
+#define MOSS_KERNELS_GEMMKERNELBUILDER_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -52,4 +52,4 @@ mlir::LogicalResult buildGemmKernels(mlir::OpBuilder &b, mlir::Location loc,
 
 } // namespace moss
 
-#endif // MOSS_CONVERSION_MOSSTOGPU_GEMMKERNELBUILDER_H
+#endif // MOSS_KERNELS_GEMMKERNELBUILDER_H

@@ -25,7 +25,7 @@
 // each stage, then stores its accumulator as a partial tile.
 //
 //===----------------------------------------------------------------------===//
-#include "GemmEmitter.h"
+#include "Gemm/GemmEmitter.h"
 
 using namespace mlir;
 

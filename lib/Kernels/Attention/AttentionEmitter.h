@@ -9,11 +9,11 @@
 // (the kernel body and the tile computation). Private to MossToGPU.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOSS_LIB_CONVERSION_MOSSTOGPU_ATTENTIONEMITTER_H
-#define MOSS_LIB_CONVERSION_MOSSTOGPU_ATTENTIONEMITTER_H
+#ifndef MOSS_LIB_KERNELS_ATTENTION_ATTENTIONEMITTER_H
+#define MOSS_LIB_KERNELS_ATTENTION_ATTENTIONEMITTER_H
 
-#include "KernelEmitter.h"
-#include "NvvmSync.h"
+#include "Common/KernelEmitter.h"
+#include "Common/NvvmSync.h"
 
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/AttentionParams.h"
@@ -534,4 +534,4 @@ private:
 
 } // namespace moss::attention
 
-#endif // MOSS_LIB_CONVERSION_MOSSTOGPU_ATTENTIONEMITTER_H
+#endif // MOSS_LIB_KERNELS_ATTENTION_ATTENTIONEMITTER_H

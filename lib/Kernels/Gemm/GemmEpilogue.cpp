@@ -6,7 +6,7 @@
 // FP32; LayerScale bf16(bf16(v scale[n]) + residual[m, n]).
 //
 //===----------------------------------------------------------------------===//
-#include "GemmEmitter.h"
+#include "Gemm/GemmEmitter.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionEmitter.h"
+#include "Attention/AttentionEmitter.h"
 
 #include <tuple>
 

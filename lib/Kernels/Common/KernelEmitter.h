@@ -7,10 +7,10 @@
 // typed pointer steps.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOSS_LIB_CONVERSION_MOSSTOGPU_KERNELEMITTER_H
-#define MOSS_LIB_CONVERSION_MOSSTOGPU_KERNELEMITTER_H
+#ifndef MOSS_LIB_KERNELS_COMMON_KERNELEMITTER_H
+#define MOSS_LIB_KERNELS_COMMON_KERNELEMITTER_H
 
-#include "NvvmSync.h"
+#include "Common/NvvmSync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -173,4 +173,4 @@ protected:
 
 } // namespace moss
 
-#endif // MOSS_LIB_CONVERSION_MOSSTOGPU_KERNELEMITTER_H
+#endif // MOSS_LIB_KERNELS_COMMON_KERNELEMITTER_H

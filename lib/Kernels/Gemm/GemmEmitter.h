@@ -9,14 +9,14 @@
 // and GemmKernelBuilder.cpp (the kernel body). Private to MossToGPU.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOSS_LIB_CONVERSION_MOSSTOGPU_GEMMEMITTER_H
-#define MOSS_LIB_CONVERSION_MOSSTOGPU_GEMMEMITTER_H
+#ifndef MOSS_LIB_KERNELS_GEMM_GEMMEMITTER_H
+#define MOSS_LIB_KERNELS_GEMM_GEMMEMITTER_H
 
-#include "KernelEmitter.h"
-#include "NvvmSync.h"
+#include "Common/KernelEmitter.h"
+#include "Common/NvvmSync.h"
 
 #include "moss/Config/GemmLaunch.h"
-#include "moss/Conversion/MossToGPU/GemmKernelBuilder.h"
+#include "moss/Kernels/GemmKernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -202,4 +202,4 @@ std::pair<Value, Value> GemmEmitter::sumGroups(int64_t count, Fn ptrOf) {
 
 } // namespace moss::gemm
 
-#endif // MOSS_LIB_CONVERSION_MOSSTOGPU_GEMMEMITTER_H
+#endif // MOSS_LIB_KERNELS_GEMM_GEMMEMITTER_H

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "AttentionEmitter.h"
+#include "Attention/AttentionEmitter.h"
 
 using namespace mlir;
 

@@ -25,8 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "moss/Conversion/MossToGPU/GemmKernelBuilder.h"
-#include "GemmEmitter.h"
+#include "moss/Kernels/GemmKernelBuilder.h"
+#include "Gemm/GemmEmitter.h"
 
 #include "mlir/IR/SymbolTable.h"
 

@@ -100,8 +100,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "moss/Conversion/MossToGPU/AttentionKernelBuilder.h"
-#include "AttentionEmitter.h"
+#include "moss/Kernels/AttentionKernelBuilder.h"
+#include "Attention/AttentionEmitter.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 
 #include "mlir/IR/SymbolTable.h"
