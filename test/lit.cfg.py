@@ -30,3 +30,12 @@ llvm_config.add_tool_substitutions(["moss-opt", "moss-aot"], tool_dirs)
 # Tests that run ptxas need the CUDA toolkit (not a GPU).
 if os.access(os.path.join(config.moss_cuda_path, "bin", "ptxas"), os.X_OK):
     config.available_features.add("ptxas")
+
+# moss-bench and moss-tune exist where the runtime was built (a CUDA
+# compiler was found); their argument checks need no GPU.
+for tool, sub in (("moss-bench", "benchmarks/moss-bench/moss-bench"),
+                  ("moss-tune", "benchmarks/moss-tune/moss-tune")):
+    path = os.path.join(config.moss_obj_root, sub)
+    if os.access(path, os.X_OK):
+        config.available_features.add(tool)
+        config.substitutions.append(("%" + tool.replace("-", "_"), path))

@@ -29,6 +29,15 @@ bool parseSizeList(const std::string &text, int64_t maxValue,
   return !out.empty();
 }
 
+bool parseCount(const std::string &text, int64_t maxValue, int &out) {
+  std::vector<int64_t> values;
+  if (text.find(',') != std::string::npos ||
+      !parseSizeList(text, maxValue, values))
+    return false;
+  out = static_cast<int>(values.front());
+  return true;
+}
+
 moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
                                    const std::string &whitelist,
                                    const char *name, const char *value,

@@ -46,6 +46,10 @@ moss_status_t createRuntimeWithEnv(const std::string &kernelsDir,
 bool parseSizeList(const std::string &text, int64_t maxValue,
                    std::vector<int64_t> &out);
 
+/// One whole number in [1, maxValue], all of `text` ("5x", "", "1,2" and
+/// "0" are refused), for the count options of moss-bench and moss-tune.
+bool parseCount(const std::string &text, int64_t maxValue, int &out);
+
 /// `text` as a JSON string literal (quotes, backslashes and control
 /// characters escaped).
 std::string jsonString(const std::string &text);

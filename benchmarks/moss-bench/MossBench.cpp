@@ -133,8 +133,7 @@ bool parseArgs(int argc, char **argv, Options &o) {
       std::string text;
       if (!value(text))
         return false;
-      out = std::atoi(text.c_str());
-      return out >= 1;
+      return parseCount(text, 1 << 20, out);
     };
     std::string text;
     bool ok = true;

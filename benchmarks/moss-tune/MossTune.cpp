@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchSupport.h"
 #include "GemmMeasure.h"
 #include "Plot.h"
 #include "Report.h"
@@ -79,10 +80,12 @@ bool parseArgs(int argc, char **argv, Options &o) {
     else if (arg == "--commit" && hasValue)
       o.commit = argv[++i];
     else if ((arg == "--samples" || arg == "--replays") && hasValue) {
-      int v = std::atoi(argv[++i]);
-      if (v < 1) {
-        std::fprintf(stderr, "moss-tune: %s needs a positive count\n",
-                     arg.c_str());
+      int v = 0;
+      if (!bench::parseCount(argv[++i], 1 << 20, v)) {
+        std::fprintf(stderr,
+                     "moss-tune: %s needs a whole number from 1 to %d, found "
+                     "\"%s\"\n",
+                     arg.c_str(), 1 << 20, argv[i]);
         return false;
       }
       (arg == "--samples" ? o.protocol.samples : o.protocol.replays) = v;
