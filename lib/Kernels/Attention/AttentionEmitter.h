@@ -13,6 +13,7 @@
 #define MOSS_LIB_KERNELS_ATTENTION_ATTENTIONEMITTER_H
 
 #include "Common/KernelEmitter.h"
+#include "Common/MlirNames.h"
 #include "Common/NvvmSync.h"
 
 #include "moss/Config/AttentionLaunch.h"
@@ -31,24 +32,6 @@
 #include <tuple>
 
 namespace moss::attention {
-// The MLIR names this header's code uses (no using-directive in a header).
-namespace arith = mlir::arith;
-namespace gpu = mlir::gpu;
-namespace LLVM = mlir::LLVM;
-namespace math = mlir::math;
-namespace NVVM = mlir::NVVM;
-namespace scf = mlir::scf;
-using mlir::ArrayRef;
-using mlir::FunctionType;
-using mlir::Location;
-using mlir::MLIRContext;
-using mlir::OpBuilder;
-using mlir::SmallVector;
-using mlir::StringRef;
-using mlir::Type;
-using mlir::Value;
-using mlir::ValueRange;
-using mlir::VectorType;
 
 constexpr int64_t kD = config::kAttentionHeadDim;
 constexpr int64_t kKeys = config::kAttentionKeysPerTile;

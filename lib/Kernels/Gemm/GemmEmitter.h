@@ -13,6 +13,7 @@
 #define MOSS_LIB_KERNELS_GEMM_GEMMEMITTER_H
 
 #include "Common/KernelEmitter.h"
+#include "Common/MlirNames.h"
 #include "Common/NvvmSync.h"
 
 #include "moss/Config/GemmLaunch.h"
@@ -28,24 +29,6 @@
 #include <utility>
 
 namespace moss::gemm {
-// The MLIR names this header's code uses (no using-directive in a header).
-namespace arith = mlir::arith;
-namespace gpu = mlir::gpu;
-namespace LLVM = mlir::LLVM;
-
-namespace NVVM = mlir::NVVM;
-namespace scf = mlir::scf;
-using mlir::ArrayRef;
-using mlir::FunctionType;
-using mlir::Location;
-using mlir::MLIRContext;
-using mlir::OpBuilder;
-using mlir::SmallVector;
-using mlir::StringRef;
-using mlir::Type;
-using mlir::Value;
-using mlir::ValueRange;
-using mlir::VectorType;
 
 // 1/sqrt(2) for erf-GELU, as the contract writes it.
 constexpr double kInvSqrt2 = 0.70710678118654752;
