@@ -76,8 +76,12 @@ std::set<std::string> movedByDeadBuilds(const std::string &dir,
       continue;
     llvm::SmallVector<llvm::StringRef> lines;
     llvm::StringRef(text).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    // Only names of the kind a build moves in (content-addressed kernel
+    // files, round folders), whatever a journal says.
+    static const llvm::Regex movable(
+        "^([A-Za-z0-9_]+\\.[0-9a-f]{12}\\.(cubin|ptx)|r[0-9]{3})$");
     for (llvm::StringRef line : lines)
-      if (config::isPlainFileName(line))
+      if (config::isPlainFileName(line) && movable.match(line))
         moved.insert(line.str());
   }
   return moved;
@@ -113,13 +117,13 @@ bool checkEntries(const std::string &dir, const std::string &recordName,
     return false;
   const std::set<std::string> moved = movedByDeadBuilds(dir, names);
   std::vector<std::pair<std::string, std::string>> foreign; // name, why
+  std::vector<std::string> leftovers;
   for (const std::string &name : names) {
     std::string path = join(dir, name);
     if (name == recordName)
       continue;
     if (isLeftover(name)) {
-      if (removeLeftovers)
-        removeEntry(path);
+      leftovers.push_back(path);
       continue;
     }
     if (owned.folders.count(name)) {
@@ -135,17 +139,20 @@ bool checkEntries(const std::string &dir, const std::string &recordName,
       continue;
     }
     if (moved.count(name)) { // A killed build's, not yet in any record.
-      if (removeLeftovers)
-        removeEntry(path);
+      leftovers.push_back(path);
       continue;
     }
     foreign.push_back({name, "is not named by a moss record there"});
   }
-  if (foreign.empty())
-    return true;
-  err = refusal(dir, foreign.front().first, foreign.front().second,
-                foreign.size());
-  return false;
+  if (!foreign.empty()) { // Refused: nothing is removed, leftovers neither.
+    err = refusal(dir, foreign.front().first, foreign.front().second,
+                  foreign.size());
+    return false;
+  }
+  if (removeLeftovers)
+    for (const std::string &path : leftovers)
+      removeEntry(path);
+  return true;
 }
 
 /// Reads the record file `name` of `dir` (which must be a regular file) with
