@@ -25,7 +25,6 @@
 #include "llvm/Support/Path.h"
 
 #include <map>
-#include <set>
 #include <vector>
 
 using namespace moss;

@@ -222,30 +222,39 @@ std::unique_ptr<mlir::MLIRContext> aot::makeBuildContext() {
   return ctx;
 }
 
+void aot::KernelGrouper::add(const config::GemmKey &key,
+                             const config::GemmTile &tile,
+                             const std::string &keyText) {
+  auto id = std::make_tuple(key.n, key.k, key.mode, tile.bm, tile.bn, tile.bk,
+                            tile.split);
+  auto [it, inserted] = index.emplace(id, groups.size());
+  if (inserted)
+    groups.push_back({key.n, key.k, key.mode, tile, {}});
+  groups[it->second].keys.push_back(keyText);
+}
+
 std::vector<KernelGroup> aot::groupEntries(const config::Whitelist &whitelist) {
-  std::vector<KernelGroup> groups;
-  std::map<
-      std::tuple<int64_t, int64_t, int, int64_t, int64_t, int64_t, int64_t>,
-      size_t>
-      index;
-  for (const config::WhitelistEntry &e : whitelist.entries()) {
-    auto id = std::make_tuple(e.key.n, e.key.k, e.key.mode, e.tile.bm,
-                              e.tile.bn, e.tile.bk, e.tile.split);
-    auto [it, inserted] = index.emplace(id, groups.size());
-    if (inserted)
-      groups.push_back({e.key.n, e.key.k, e.key.mode, e.tile, {}});
-    groups[it->second].keys.push_back(e.keyText);
-  }
-  return groups;
+  KernelGrouper grouper;
+  for (const config::WhitelistEntry &e : whitelist.entries())
+    grouper.add(e.key, e.tile, e.keyText);
+  return grouper.take();
+}
+
+std::string aot::whitelistText(
+    const std::vector<std::pair<std::string, config::GemmTile>> &entries) {
+  std::string text = "{";
+  for (const auto &[key, t] : entries)
+    text +=
+        std::string(text.size() > 1 ? ",\n" : "\n") + "  \"" + key + "\": " +
+        llvm::formatv("[{0}, {1}, {2}, {3}]", t.bm, t.bn, t.bk, t.split).str();
+  return text + "\n}\n";
 }
 
 bool aot::singleKeyWhitelist(const std::string &key,
                              const config::GemmTile &tile,
                              config::Whitelist &out, std::string &err) {
-  std::string text = llvm::formatv("{{\"{0}\": [{1}, {2}, {3}, {4}]}\n", key,
-                                   tile.bm, tile.bn, tile.bk, tile.split)
-                         .str();
-  return config::Whitelist::parse(text, "candidate " + key, out, err);
+  return config::Whitelist::parse(whitelistText({{key, tile}}),
+                                  "candidate " + key, out, err);
 }
 
 config::Manifest aot::newManifest(const BuildEnv &env,

@@ -17,7 +17,10 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace moss::aot {
@@ -53,8 +56,28 @@ struct KernelGroup {
   std::vector<std::string> keys;
 };
 
+/// Collects keys into one group per distinct (N, K, mode, tile), in the
+/// order each group's first key came.
+class KernelGrouper {
+public:
+  void add(const config::GemmKey &key, const config::GemmTile &tile,
+           const std::string &keyText);
+  std::vector<KernelGroup> take() { return std::move(groups); }
+
+private:
+  std::vector<KernelGroup> groups;
+  std::map<
+      std::tuple<int64_t, int64_t, int, int64_t, int64_t, int64_t, int64_t>,
+      size_t>
+      index;
+};
+
 /// Groups entries in file order of their first key.
 std::vector<KernelGroup> groupEntries(const config::Whitelist &whitelist);
+
+/// Whitelist JSON of `entries` ("key" -> tile), one key a line, in order.
+std::string whitelistText(
+    const std::vector<std::pair<std::string, config::GemmTile>> &entries);
 
 /// The whitelist of one key and tile: what a candidate kernel is compiled
 /// with (moss-select-tiles needs a whitelist to read the tile from).

@@ -21,16 +21,11 @@
 #include "llvm/Support/Path.h"
 
 #include <map>
-#include <tuple>
 
 using namespace moss;
 using namespace moss::aot;
 
 namespace {
-std::string tileText(const config::GemmTile &t) {
-  return llvm::formatv("[{0}, {1}, {2}, {3}]", t.bm, t.bn, t.bk, t.split);
-}
-
 /// The keys to tune, from a file or from the option's text.
 bool readKeys(const std::string &shapes, std::vector<config::GemmKey> &keys,
               std::vector<std::string> &texts, std::string &err) {
@@ -48,11 +43,7 @@ std::vector<KernelGroup>
 groupCandidates(const std::vector<config::GemmKey> &keys,
                 const std::vector<std::string> &texts,
                 const config::TileSpace &space, std::string &err) {
-  std::vector<KernelGroup> groups;
-  std::map<
-      std::tuple<int64_t, int64_t, int, int64_t, int64_t, int64_t, int64_t>,
-      size_t>
-      index;
+  KernelGrouper grouper;
   for (size_t i = 0; i < keys.size(); ++i) {
     const config::GemmKey &key = keys[i];
     std::vector<config::GemmTile> tiles =
@@ -63,27 +54,20 @@ groupCandidates(const std::vector<config::GemmKey> &keys,
             "docs/kernel-abi.md, \"Generated GEMM constraints\")";
       return {};
     }
-    for (const config::GemmTile &t : tiles) {
-      auto id =
-          std::make_tuple(key.n, key.k, key.mode, t.bm, t.bn, t.bk, t.split);
-      auto [it, inserted] = index.emplace(id, groups.size());
-      if (inserted)
-        groups.push_back({key.n, key.k, key.mode, t, {}});
-      groups[it->second].keys.push_back(texts[i]);
-    }
+    for (const config::GemmTile &t : tiles)
+      grouper.add(key, t, texts[i]);
   }
-  return groups;
+  return grouper.take();
 }
 
 /// The round's whitelist: each of its keys with the tile of the kernel that
 /// serves it, one key a line.
 std::string roundWhitelist(const std::vector<const StagedKernel *> &kernels) {
-  std::string text = "{";
+  std::vector<std::pair<std::string, config::GemmTile>> entries;
   for (const StagedKernel *kernel : kernels)
     for (const std::string &key : kernel->record.keys)
-      text += std::string(text.size() > 1 ? ",\n" : "\n") + "  \"" + key +
-              "\": " + tileText(kernel->record.tile);
-  return text + "\n}\n";
+      entries.push_back({key, kernel->record.tile});
+  return whitelistText(entries);
 }
 
 } // namespace

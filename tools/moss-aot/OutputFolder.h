@@ -71,12 +71,13 @@ OwnedEntries manifestEntries(const config::Manifest &manifest);
 /// Claims a kernels folder for a build (call it with the lock held): removes
 /// the leftovers of killed builds (".staging-<pid>", "manifest.json.tmp.<pid>"
 /// and the kernel files or round folders a staging folder's move journal
-/// names that the manifest does not) and returns in `owned` the files its manifest names. Refuses, with
-/// `err` naming the folder and its first foreign entry, a folder that holds
-/// anything else: a manifest.json that is not a valid moss manifest, a file
-/// no manifest names, or a named file that is a symbolic link or not a
-/// regular file; a refused folder keeps its leftovers too. `alsoOwned` are
-/// further names the caller wrote (a round's whitelist.json).
+/// names that the manifest does not) and returns in `owned` the files its
+/// manifest names. Refuses, with `err` naming the folder and its first foreign
+/// entry, a folder that holds anything else: a manifest.json that is not a
+/// valid moss manifest, a file no manifest names, or a named file that is a
+/// symbolic link or not a regular file; a refused folder keeps its leftovers
+/// too. `alsoOwned` are further names the caller wrote (a round's
+/// whitelist.json).
 bool claimKernelsFolder(const std::string &dir, OwnedEntries &owned,
                         std::string &err,
                         const std::set<std::string> &alsoOwned = {});
