@@ -1,9 +1,9 @@
 //===- AttentionMask.cpp - Attention mask loads and bits ------------------===//
 //
-// How a lane turns its rows' mask bytes into its packed mask bits: the word
-// path (16 bytes a row a lane, exchanged in the quad) for full tiles of a
-// mask contiguous in S, the byte path for the rest, and the L1 prefetch of
-// a later tile's lines.
+// How a lane loads its rows' mask bytes for its packed mask bits
+// (AttentionMaskBits.cpp packs them): the word path (16 bytes a row a lane)
+// for full tiles of a mask contiguous in S, the byte path for the rest, and
+// the L1 prefetch of a later tile's lines.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +19,12 @@ namespace moss::attention {
 /// clamped into range and the real ones are reported in `keyBits`; a tile
 /// past the split's end loads nothing. Packed later, after the compute, so
 /// the loads' latency hides behind it.
-AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
-                                                       Value tileValid) {
+MaskLoads AttentionEmitter::loadMask(const Frame &f, Value tile,
+                                     Value tileValid) {
   Value s = arg(kS);
-  Value keyBase = add(mul(tile, kKeys), mul(mv.t, 2));
-  SmallVector<Type> types(maskLoadValues(), i8);
-  if (mv.warpHasHighRows)
+  Value keyBase = add(mul(tile, kKeys), mul(f.t, 2));
+  SmallVector<Type> types(maskLoadValues(f), i8);
+  if (f.warpHasHighRows)
     types.back() = i32;
   types.push_back(i32);
   auto ifOp = scf::IfOp::create(b, loc, types, tileValid,
@@ -37,16 +37,16 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
     // registers.
     Value keyBits = constI32(0);
     SmallVector<Value> bytes =
-        loadMaskRows([&](int64_t n, int64_t r, int64_t e) {
+        loadMaskRows(f, [&](int64_t n, int64_t r, int64_t e) {
           Value key = add(keyBase, 8 * n + e);
           Value byte = loadReadOnly(
-              i8, elementPtr(mv.maskRow[r], i8, clampedMaskOffset(key)), 1);
-          if (!mv.warpHasHighRows)
+              i8, elementPtr(f.maskRow[r], i8, clampedMaskOffset(key)), 1);
+          if (!f.warpHasHighRows)
             keyBits =
                 bitOr(keyBits, shl(toI32(lessU(key, s)), maskBit(n, r, e)));
           return byte;
         });
-    if (mv.warpHasHighRows)
+    if (f.warpHasHighRows)
       for (int64_t n = 0; n < kKeyGroups; ++n)
         for (int64_t r = 0; r < 2; ++r)
           for (int64_t e = 0; e < 2; ++e)
@@ -57,32 +57,32 @@ AttentionEmitter::MaskLoads AttentionEmitter::loadMask(Value tile,
     scf::YieldOp::create(b, loc, bytes);
     b.setInsertionPointToEnd(ifOp.elseBlock());
     SmallVector<Value> none(
-        maskLoadValues(),
+        maskLoadValues(f),
         arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
-    if (mv.warpHasHighRows)
+    if (f.warpHasHighRows)
       none.back() = constI32(0);
     none.push_back(constI32(0));
     scf::YieldOp::create(b, loc, none);
   }
   MaskLoads loads;
-  int64_t count = maskLoadValues();
+  int64_t count = maskLoadValues(f);
   for (int64_t i = 0; i < count; ++i)
     loads.bytes.push_back(ifOp.getResult(i));
-  if (mv.warpHasHighRows)
+  if (f.warpHasHighRows)
     loads.highBits = loads.bytes.pop_back_val();
   loads.keyBits = ifOp.getResult(count);
   return loads;
 }
 
 /// The 32 mask bytes in order (n, r, e), `load(n, r, e)` emitting each. With
-/// mv.warpHasHighRows (the grouped functions): the 16 bytes of row g in
+/// f.warpHasHighRows (the grouped functions): the 16 bytes of row g in
 /// order (n, e), then row g + 8's bits, loaded and packed only when a lane
 /// of the warp has such a row (T > row0 + 8), else 0: decode steps (T <= 8)
 /// read half the bytes.
 SmallVector<Value> AttentionEmitter::loadMaskRows(
-    llvm::function_ref<Value(int64_t, int64_t, int64_t)> load) {
+    const Frame &f, llvm::function_ref<Value(int64_t, int64_t, int64_t)> load) {
   SmallVector<Value> bytes;
-  if (!mv.warpHasHighRows) {
+  if (!f.warpHasHighRows) {
     for (int64_t n = 0; n < kKeyGroups; ++n)
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t e = 0; e < 2; ++e)
@@ -92,7 +92,7 @@ SmallVector<Value> AttentionEmitter::loadMaskRows(
   for (int64_t n = 0; n < kKeyGroups; ++n)
     for (int64_t e = 0; e < 2; ++e)
       bytes.push_back(load(n, 0, e));
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, mv.warpHasHighRows,
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, f.warpHasHighRows,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(ifOp.thenBlock());
@@ -107,34 +107,21 @@ SmallVector<Value> AttentionEmitter::loadMaskRows(
   return bytes;
 }
 
-/// Bit maskBit(n, r, e) set when that (row, key) is allowed: a nonzero byte
-/// of a real key and a row below T.
-Value AttentionEmitter::packMask(const MaskLoads &loads) {
-  Value bits = loads.highBits ? loads.highBits : constI32(0);
-  const int64_t rows = loads.highBits ? 1 : 2;
-  for (auto [i, byte] : llvm::enumerate(loads.bytes)) {
-    int64_t n = static_cast<int64_t>(i) / (2 * rows);
-    int64_t r = (i / 2) % rows, e = i % 2;
-    bits = bitOr(bits, shl(toI32(notZero(byte)), maskBit(n, r, e)));
-  }
-  return bitAnd(bitAnd(bits, loads.keyBits), mv.rowBits);
-}
-
 /// Full tiles of a mask contiguous in S take the word path (quadMaskWords:
 /// 2 or 10 word loads instead of 32 byte loads); the rest loadMask's byte
 /// path. Either way warp-uniform: a tile is per warp, strides per launch.
 /// (The grouped functions, the only users, have no tail word path.)
-AttentionEmitter::PendingMask AttentionEmitter::loadMaskBits(Value tile,
-                                                             Value tileValid) {
+PendingMask AttentionEmitter::loadMaskBits(const Frame &f, Value tile,
+                                           Value tileValid) {
   PendingMask pending;
-  pending.fast = wordPathTile(tile, tileValid);
+  pending.fast = wordPathTile(f, tile, tileValid);
   // One branch yields its own values and zeros in the other's places.
   SmallVector<Type> types(kRawMaskValues, i32);
   SmallVector<Value> wordZeros(kRawMaskValues, constI32(0)), byteZeros;
-  for (int64_t i = 0; i < maskLoadValues(); ++i)
+  for (int64_t i = 0; i < maskLoadValues(f); ++i)
     byteZeros.push_back(
         arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)));
-  if (mv.warpHasHighRows)
+  if (f.warpHasHighRows)
     byteZeros.back() = constI32(0);
   byteZeros.push_back(constI32(0));
   for (Value v : byteZeros)
@@ -144,11 +131,11 @@ AttentionEmitter::PendingMask AttentionEmitter::loadMaskBits(Value tile,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
-    SmallVector<Value> yielded = quadMaskWords(tile, /*raw=*/true);
+    SmallVector<Value> yielded = quadMaskWords(f, tile, /*raw=*/true);
     llvm::append_range(yielded, byteZeros);
     scf::YieldOp::create(b, loc, yielded);
     b.setInsertionPointToEnd(ifOp.elseBlock());
-    MaskLoads loads = loadMask(tile, tileValid);
+    MaskLoads loads = loadMask(f, tile, tileValid);
     yielded = wordZeros;
     llvm::append_range(yielded, loads.bytes);
     if (loads.highBits)
@@ -158,59 +145,66 @@ AttentionEmitter::PendingMask AttentionEmitter::loadMaskBits(Value tile,
   }
   ValueRange results = ifOp.getResults();
   pending.words.assign(results.begin(), results.begin() + kRawMaskValues);
-  int64_t count = maskLoadValues();
+  int64_t count = maskLoadValues(f);
   for (int64_t i = 0; i < count; ++i)
     pending.bytes.bytes.push_back(results[kRawMaskValues + i]);
-  if (mv.warpHasHighRows)
+  if (f.warpHasHighRows)
     pending.bytes.highBits = pending.bytes.bytes.pop_back_val();
   pending.bytes.keyBits = results[kRawMaskValues + count];
   return pending;
 }
 
-Value AttentionEmitter::packMaskBits(const PendingMask &pending) {
+Value AttentionEmitter::packMaskBits(const Frame &f,
+                                     const PendingMask &pending) {
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, pending.fast,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(ifOp.thenBlock());
   scf::YieldOp::create(
       b, loc,
-      bitAnd(exchangeMaskWords(realignMaskWords(pending.words)), mv.rowBits));
+      bitAnd(exchangeMaskWords(realignMaskWords(pending.words), f.laneId, f.t),
+             f.rowBits));
   b.setInsertionPointToEnd(ifOp.elseBlock());
-  scf::YieldOp::create(b, loc, packMask(pending.bytes));
+  scf::YieldOp::create(b, loc, packMask(pending.bytes, f.rowBits));
   return ifOp.getResult(0);
 }
 
-Value AttentionEmitter::maskBits(Value tile, Value tileValid) {
-  auto ifOp =
-      scf::IfOp::create(b, loc, TypeRange{i32}, wordPathTile(tile, tileValid),
-                        /*withElseRegion=*/true);
+Value AttentionEmitter::maskBits(const Frame &f, Value tile, Value tileValid) {
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32},
+                                wordPathTile(f, tile, tileValid),
+                                /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(ifOp.thenBlock());
   scf::YieldOp::create(
-      b, loc, bitAnd(exchangeMaskWords(quadMaskWords(tile)), mv.rowBits));
+      b, loc,
+      bitAnd(exchangeMaskWords(quadMaskWords(f, tile), f.laneId, f.t),
+             f.rowBits));
   b.setInsertionPointToEnd(ifOp.elseBlock());
-  auto bytePath = [&] { return packMask(loadMask(tile, tileValid)); };
+  auto bytePath = [&] {
+    return packMask(loadMask(f, tile, tileValid), f.rowBits);
+  };
   if (!tailWords) {
     scf::YieldOp::create(b, loc, bytePath());
     return ifOp.getResult(0);
   }
   auto tailIf =
-      scf::IfOp::create(b, loc, TypeRange{i32}, tailPathTile(tile, tileValid),
+      scf::IfOp::create(b, loc, TypeRange{i32}, tailPathTile(f, tileValid),
                         /*withElseRegion=*/true);
   scf::YieldOp::create(b, loc, tailIf.getResult(0));
   b.setInsertionPointToEnd(tailIf.thenBlock());
   scf::YieldOp::create(
       b, loc,
-      bitAnd(bitAnd(exchangeMaskWords(quadMaskWords(tile, false, true)),
-                    mv.rowBits),
-             keyBitsOf(tile)));
+      bitAnd(bitAnd(exchangeMaskWords(quadMaskWords(f, tile, false, true),
+                                      f.laneId, f.t),
+                    f.rowBits),
+             keyBitsOf(f, tile)));
   b.setInsertionPointToEnd(tailIf.elseBlock());
   scf::YieldOp::create(b, loc, bytePath());
   return ifOp.getResult(0);
 }
 
-Value AttentionEmitter::keyBitsOf(Value tile) {
-  Value keyBase = add(mul(tile, kKeys), mul(mv.t, 2));
+Value AttentionEmitter::keyBitsOf(const Frame &f, Value tile) {
+  Value keyBase = add(mul(tile, kKeys), mul(f.t, 2));
   Value bits = constI32(0);
   for (int64_t n = 0; n < kKeyGroups; ++n)
     for (int64_t e = 0; e < 2; ++e) {
@@ -227,15 +221,15 @@ Value AttentionEmitter::keyBitsOf(Value tile) {
 /// the fifth only when the bytes straddle it; in a tail tile each clamped to
 /// the row's last word) shifted into place. Rows g + 8 only where the warp
 /// has them (ifHighRows), else zeros.
-SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw,
-                                                   bool tail) {
-  Value keyOff = toI64(add(mul(tile, kKeys), mul(mv.t, 16)));
+SmallVector<Value> AttentionEmitter::quadMaskWords(const Frame &f, Value tile,
+                                                   bool raw, bool tail) {
+  Value keyOff = toI64(add(mul(tile, kKeys), mul(f.t, 16)));
   const int64_t perRow = raw ? kRawMaskValues / 2 : 4;
   // The 4-byte words covering each row's 16 bytes (raw: and the shift).
   auto coveringWords = [&](ArrayRef<int64_t> rows) {
     SmallVector<Value> words;
     for (int64_t r : rows) {
-      Value rowBytes = elementPtr(mv.maskRow[r], i8, keyOff);
+      Value rowBytes = elementPtr(f.maskRow[r], i8, keyOff);
       Value misalign = arith::TruncIOp::create(
           b, loc, i32,
           bitAnd(LLVM::PtrToIntOp::create(b, loc, i64, rowBytes), 3));
@@ -248,7 +242,7 @@ SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw,
           address = LLVM::IntToPtrOp::create(
               b, loc, globalPtr,
               minU(LLVM::PtrToIntOp::create(b, loc, i64, address),
-                   mv.maskLastWord[r]));
+                   f.maskLastWord[r]));
         return loadReadOnly(i32, address, 4);
       };
       SmallVector<Value> covering;
@@ -276,12 +270,12 @@ SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw,
       return coveringWords(rows);
     auto ifOp =
         scf::IfOp::create(b, loc, SmallVector<Type>(perRow * rows.size(), i32),
-                          mv.maskAligned, /*withElseRegion=*/true);
+                          f.maskAligned, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
     SmallVector<Value> words;
     for (int64_t r : rows) {
-      Value rowBytes = elementPtr(mv.maskRow[r], i8, keyOff);
+      Value rowBytes = elementPtr(f.maskRow[r], i8, keyOff);
       Value v = loadReadOnly(v4i32, rowBytes, /*alignment=*/16);
       for (int64_t i = 0; i < 4; ++i)
         words.push_back(lane(v, i));
@@ -293,65 +287,23 @@ SmallVector<Value> AttentionEmitter::quadMaskWords(Value tile, bool raw,
     scf::YieldOp::create(b, loc, coveringWords(rows));
     return SmallVector<Value>(ifOp.getResults());
   };
-  if (!mv.warpHasHighRows)
+  if (!f.warpHasHighRows)
     return loadRows({0, 1});
   SmallVector<Value> words = loadRows({0});
-  llvm::append_range(words, ifHighRows(SmallVector<Value>(perRow, constI32(0)),
+  llvm::append_range(words, ifHighRows(f.warpHasHighRows,
+                                       SmallVector<Value>(perRow, constI32(0)),
                                        [&] { return loadRows({1}); }));
   return words;
-}
-
-/// quadMaskWords' raw values to its 8 words.
-SmallVector<Value> AttentionEmitter::realignMaskWords(ArrayRef<Value> raw) {
-  SmallVector<Value> words;
-  const int64_t perRow = kRawMaskValues / 2;
-  for (int64_t r = 0; r < 2; ++r) {
-    ArrayRef<Value> row = raw.slice(perRow * r, perRow);
-    for (int64_t i = 0; i < 4; ++i)
-      words.push_back(LLVM::FshrOp::create(b, loc, row[i + 1], row[i], row[5]));
-  }
-  return words;
-}
-
-/// The lane's 8 words (4 a row, quadMaskWords: keys 16t..16t+15 of rows g
-/// and g+8) to its mask bits: each nonzero byte becomes one bit of a word X
-/// (bit 8p + 4r + i for byte p of 32-bit word i of row r), and the quad
-/// exchanges X: from lane t' a lane needs keys 16t' + 8h + 2t + e, i.e.
-/// words i = 2h + t/2 and bytes p = 2(t%2) + e, which one shift by
-/// 16(t%2) + t/2 and the mask 0x5555 select (at bit 8e + 4r + 2h). Lane t'
-/// then lands at + t'%2 + 16(t'/2): maskBit's order.
-Value AttentionEmitter::exchangeMaskWords(ArrayRef<Value> rowWords) {
-  Value x = constI32(0);
-  for (int64_t r = 0; r < 2; ++r) {
-    for (int64_t i = 0; i < 4; ++i) {
-      Value w = rowWords[4 * r + i];
-      // Bit 7 of each byte: set iff the byte is nonzero.
-      Value low = add(bitAnd(w, 0x7f7f7f7f), 0x7f7f7f7f);
-      Value high = bitAnd(bitOr(low, w), static_cast<int32_t>(0x80808080u));
-      x = bitOr(x, shrU(high, 7 - (4 * r + i)));
-    }
-  }
-  Value quadBase = bitAnd(mv.laneId, ~int64_t{3});
-  Value shift = add(mul(bitAnd(mv.t, 1), 16), shrU(mv.t, 1));
-  Value bits = constI32(0);
-  for (int64_t from = 0; from < 4; ++from) {
-    Value theirs = gpu::ShuffleOp::create(b, loc, x, add(quadBase, from),
-                                          constI32(32), gpu::ShuffleMode::IDX)
-                       .getShuffleResult();
-    Value mine = bitAnd(arith::ShRUIOp::create(b, loc, theirs, shift), 0x5555);
-    bits = bitOr(bits, shl(mine, from % 2 + 16 * (from / 2)));
-  }
-  return bits;
 }
 
 /// Brings the L1 lines of key tile `tile`'s mask rows g and g+8 in: the
 /// quad's lanes take the first and the last key of the two rows (keys
 /// clamped into range, so any tile index is safe).
-void AttentionEmitter::prefetchMask(Value tile) {
-  Value key = add(mul(tile, kKeys), mul(bitAnd(mv.t, 1), kKeys - 1));
+void AttentionEmitter::prefetchMask(const Frame &f, Value tile) {
+  Value key = add(mul(tile, kKeys), mul(bitAnd(f.t, 1), kKeys - 1));
   Value offset = clampedMaskOffset(key);
-  Value row = LLVM::SelectOp::create(b, loc, lessU(mv.t, 2), mv.maskRow[0],
-                                     mv.maskRow[1]);
+  Value row =
+      LLVM::SelectOp::create(b, loc, lessU(f.t, 2), f.maskRow[0], f.maskRow[1]);
   NVVM::PrefetchOp::create(
       b, loc,
       NVVM::PrefetchCacheLevelAttr::get(b.getContext(),

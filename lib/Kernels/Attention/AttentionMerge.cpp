@@ -49,23 +49,23 @@ SmallVector<int64_t> rowFloats(int64_t r) {
 /// rescales are exact powers of two and a group without an allowed key, m =
 /// -inf, weighs exactly 0); with three or more groups all at once
 /// (mergeEntriesAtOnce). Other warps keep their state, unused.
-RowState AttentionEmitter::mergeGroups(const RowState &state) {
+RowState AttentionEmitter::mergeGroups(const Frame &f, const RowState &state) {
   SmallVector<Value> mine = state.values();
   // Entry of the thread at place p of group g >= 1: the kMergeFloats floats
   // at ((g - 1) * perGroup + p) * kMergeFloats of the merge area (a stride
   // of 36 words: the 8 lanes of a vector phase hit distinct banks), so
   // every vector is a constant offset from one base.
-  Value perGroup = divU(mv.computeThreads, mv.groups);
-  Value place = sub(mv.tid, mul(mv.group, perGroup));
+  Value perGroup = divU(f.computeThreads, f.groups);
+  Value place = sub(f.tid, mul(f.group, perGroup));
   auto entryPtr = [&](Value group) {
     Value entry = add(mul(sub(group, constI32(1)), perGroup), place);
-    return elementPtr(mv.kv, f32,
-                      add(mv.mergeBase, mul(entry, constI32(kMergeFloats))));
+    return elementPtr(f.kv, f32,
+                      add(f.mergeBase, mul(entry, constI32(kMergeFloats))));
   };
   // The entries lie in the merge area, not in the slots that other warps
   // may still read: a group hands over as soon as its last tile is done.
-  emitIf(both(notZero(mv.group), mv.computes), [&] {
-    Value entry = entryPtr(mv.group);
+  emitIf(both(notZero(f.group), f.computes), [&] {
+    Value entry = entryPtr(f.group);
     auto storeVectors = [&](int64_t from, int64_t to) {
       for (int64_t v = from; v < to; ++v) {
         SmallVector<Value> values;
@@ -76,18 +76,21 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
       return SmallVector<Value>();
     };
     storeVectors(0, kLowVectors);
-    ifHighRows({}, [&] { return storeVectors(kLowVectors, kVectors); });
+    ifHighRows(f.warpHasHighRows, {},
+               [&] { return storeVectors(kLowVectors, kVectors); });
   });
   barrier();
-  Value merging = isZero(mv.group);
+  Value merging = isZero(f.group);
   auto ifOp = scf::IfOp::create(b, loc, ValueRange(mine).getTypes(), merging,
                                 /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(ifOp.thenBlock());
-    scf::YieldOp::create(b, loc,
-                         groupCount >= 3 ? mergeEntriesAtOnce(mine, entryPtr)
-                                         : mergeEntriesInOrder(mine, entryPtr));
+    scf::YieldOp::create(
+        b, loc,
+        groupCount >= 3
+            ? mergeEntriesAtOnce(mine, groupCount, f.warpHasHighRows, entryPtr)
+            : mergeEntriesInOrder(mine, f.groups, f.warpHasHighRows, entryPtr));
     b.setInsertionPointToEnd(ifOp.elseBlock());
     scf::YieldOp::create(b, loc, mine);
   }
@@ -96,10 +99,11 @@ RowState AttentionEmitter::mergeGroups(const RowState &state) {
 
 /// Two groups: group 0 adds group 1's entry to its state (a loop over the
 /// entries in order g = 1, 2, ..., rescaling the running state each round).
-SmallVector<Value> AttentionEmitter::mergeEntriesInOrder(
-    ArrayRef<Value> mine, llvm::function_ref<Value(Value)> entryPtr) {
+SmallVector<Value> AttentionPieces::mergeEntriesInOrder(
+    ArrayRef<Value> mine, Value groups, Value highRows,
+    llvm::function_ref<Value(Value)> entryPtr) {
   auto loop =
-      scf::ForOp::create(b, loc, constI32(1), mv.groups, constI32(1), mine);
+      scf::ForOp::create(b, loc, constI32(1), groups, constI32(1), mine);
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToEnd(loop.getBody());
@@ -139,7 +143,7 @@ SmallVector<Value> AttentionEmitter::mergeEntriesInOrder(
     SmallVector<Value> keepHigh;
     for (int64_t i : rowFloats(1))
       keepHigh.push_back(run[i]);
-    SmallVector<Value> high = ifHighRows(keepHigh, [&] {
+    SmallVector<Value> high = ifHighRows(highRows, keepHigh, [&] {
       place4(kLowVectors, loadVectors(kLowVectors, kVectors));
       return mergeRow(1);
     });
@@ -154,22 +158,16 @@ SmallVector<Value> AttentionEmitter::mergeEntriesInOrder(
   return SmallVector<Value>(loop.getResults());
 }
 
-Value AttentionEmitter::entryVector(Value entry, int64_t v) {
-  return elementPtr(entry, f32, constI32(4 * v));
-}
-
-SmallVector<Value> AttentionEmitter::loadEntryVector(Value entry, int64_t v) {
-  return loadFloats4(entryVector(entry, v));
-}
-
 /// Group 0 of a function of three or more groups merges the other entries
 /// at once: every entry's m first, the common maximum M, then each float as
 /// a chain of FMAs weighted by exp2(m_g - M) in order g = 0, 1, ... (every m
 /// is an integer, so the weights are exact powers of two and this rounds
 /// like merging one entry at a time, without its G - 1 dependent rounds of
 /// load, exp2 and FMA). The loads of all entries can be in flight together.
-SmallVector<Value> AttentionEmitter::mergeEntriesAtOnce(
-    ArrayRef<Value> mine, llvm::function_ref<Value(Value)> entryPtr) {
+SmallVector<Value>
+AttentionPieces::mergeEntriesAtOnce(ArrayRef<Value> mine, int64_t groupCount,
+                                    Value highRows,
+                                    llvm::function_ref<Value(Value)> entryPtr) {
   SmallVector<Value> entries;
   for (int64_t g = 1; g < groupCount; ++g)
     entries.push_back(entryPtr(constI32(g)));
@@ -214,19 +212,20 @@ SmallVector<Value> AttentionEmitter::mergeEntriesAtOnce(
   SmallVector<Value> keepHigh;
   for (int64_t i : rowFloats(1))
     keepHigh.push_back(mine[i]);
-  place(1, ifHighRows(keepHigh, [&] { return mergeRow(1); }));
+  place(1, ifHighRows(highRows, keepHigh, [&] { return mergeRow(1); }));
   return out;
 }
 
 /// bf16 of acc / l for row r of this lane (16 values: d = 8n + 2t, +1),
 /// stored in the requested layout.
-void AttentionEmitter::storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l) {
-  Value heads = toI64(arg(kH)), tq = toI64(arg(kT));
-  Value b64 = toI64(mv.b), h64 = toI64(mv.h), row = toI64(mv.row[r]);
+void AttentionPieces::storeOutputRow(const OutputRows &dst, Value queryRow,
+                                     ArrayRef<Value> acc, Value l) {
+  Value heads = toI64(dst.heads), tq = toI64(dst.tq);
+  Value b64 = toI64(dst.b), h64 = toI64(dst.h), row = toI64(queryRow);
   Value bthdRow = add(mul(add(mul(b64, tq), row), heads), h64);
   Value bhtdRow = add(mul(add(mul(b64, heads), h64), tq), row);
-  Value rowOffset = mul(select(isZero(arg(kLayout)), bthdRow, bhtdRow), kD);
-  Value base = elementPtr(arg(kOut), bf16, add(rowOffset, mv.laneCol));
+  Value rowOffset = mul(select(isZero(dst.layout), bthdRow, bhtdRow), kD);
+  Value base = elementPtr(dst.out, bf16, add(rowOffset, dst.laneCol));
   Value inv = safeReciprocal(l);
   for (int64_t n = 0; n < kDGroups; ++n) {
     Value packed = packBf16x2(fmul(acc[2 * n], inv), fmul(acc[2 * n + 1], inv));
@@ -237,7 +236,7 @@ void AttentionEmitter::storeOutputRow(int64_t r, ArrayRef<Value> acc, Value l) {
 /// Rows g and g+8 of this lane as m, l (summed over the quad), then acc in
 /// column order (d = 8n + 2t, +1).
 std::array<SmallVector<Value>, 2>
-AttentionEmitter::finalRows(const RowState &state) {
+AttentionPieces::finalRows(const RowState &state) {
   std::array<SmallVector<Value>, 2> rows;
   for (int64_t r = 0; r < 2; ++r) {
     Value sum = fadd(state.l[r], shuffleXor(state.l[r], 1));
@@ -250,12 +249,36 @@ AttentionEmitter::finalRows(const RowState &state) {
 }
 
 /// One-pass functions: the normalized bf16 output.
-void AttentionEmitter::storeResult(const RowState &state) {
+OutputRows AttentionEmitter::outputRows(const Frame &f) {
+  return {arg(kOut), arg(kLayout), arg(kH), arg(kT), f.b, f.h, f.laneCol};
+}
+
+void AttentionEmitter::storeResult(const Frame &f, const RowState &state) {
   std::array<SmallVector<Value>, 2> rows = finalRows(state);
   for (int64_t r = 0; r < 2; ++r)
-    emitIf(mv.rowValid[r], [&] {
-      storeOutputRow(r, ArrayRef<Value>(rows[r]).drop_front(2), rows[r][1]);
+    emitIf(f.rowValid[r], [&] {
+      storeOutputRow(outputRows(f), f.row[r],
+                     ArrayRef<Value>(rows[r]).drop_front(2), rows[r][1]);
     });
+}
+
+SmallVector<Value>
+AttentionPieces::ifHighRows(Value highRows, ArrayRef<Value> otherwise,
+                            llvm::function_ref<SmallVector<Value>()> body) {
+  if (!highRows)
+    return body();
+  if (otherwise.empty()) {
+    emitIf(highRows, [&] { body(); });
+    return {};
+  }
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(otherwise).getTypes(),
+                                highRows, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, body());
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, otherwise);
+  return SmallVector<Value>(ifOp.getResults());
 }
 
 } // namespace moss::attention

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Attention/AttentionEmitter.h"
+#include "Attention/AttentionPieces.h"
 
 #include <tuple>
 
@@ -31,7 +32,8 @@ int64_t splitAccOffset(int64_t r, int64_t q) {
 /// 1, ... and writes the output, so the result does not depend on which
 /// split finished first. (With splits == 1 this is the one-pass result,
 /// slower.)
-void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
+void AttentionEmitter::mergeAndStoreSplits(const Frame &f,
+                                           const RowState &state) {
   std::array<SmallVector<Value>, 2> rows = finalRows(state);
   // Receive slot z, after the key groups' entries (splitSlots), holds split
   // z's hand-over; group 0's thread tid at float 36 tid of it: (m, l) of
@@ -42,8 +44,40 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
   // Plain variables, not a structured binding: the lambdas below capture
   // them, which C++17 does not allow for bindings (gcc accepts, clang not).
   Value slots, slotFloats, barrier;
-  std::tie(slots, slotFloats, barrier) = splitSlots();
-  Value entry = add(slots, mul(mv.tid, kMergeFloats));
+  std::tie(slots, slotFloats, barrier) = splitSlots(f);
+  Value entry = add(slots, mul(f.tid, kMergeFloats));
+  // Rank 0's mbarrier is initialized (armSplitBarrier, then every rank's
+  // relaxed arrive at the start).
+  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
+  Value writer = both(isZero(f.group), f.computes);
+  emitIf(writer,
+         [&] { pushSplitRows(rows, f.kv, entry, f.z, slotFloats, barrier); });
+  // Rank 0 waits for the other splits' bytes and merges the slots in order
+  // z = 0, 1, ...; the other ranks are done (their pushes need nothing of
+  // them), and rank 0's slots live until it has read them.
+  emitIf(both(writer, isZero(f.z)), [&] {
+    emitSpinOnParity(b, loc, barrier);
+    SmallVector<Value> sums = mergeSplitRows(
+        arg(kSplits), f.warpHasHighRows, [&](Value z, int64_t offset) {
+          return elementPtr(
+              f.kv, f32, add(add(entry, mul(z, slotFloats)), constI32(offset)));
+        });
+    constexpr int64_t kRowSums = kSplitRowFloats - 1;
+    for (int64_t r = 0; r < 2; ++r) {
+      emitIf(f.rowValid[r], [&] {
+        ArrayRef<Value> row =
+            ArrayRef<Value>(sums).slice(r * kRowSums, kRowSums);
+        storeOutputRow(outputRows(f), f.row[r], row.drop_front(), row[0]);
+      });
+    }
+  });
+}
+
+void AttentionPieces::pushSplitRows(
+    const std::array<SmallVector<Value>, 2> &rows, Value kv, Value entry,
+    Value z, Value slotFloats, Value barrier) {
+  // (m, l) of both rows, then row g's acc, then row g + 8's, as 16-byte
+  // vectors at their float offsets in the slot.
   SmallVector<std::pair<int64_t, SmallVector<Value>>> vectors = {
       {0, {rows[0][0], rows[0][1], rows[1][0], rows[1][1]}}};
   for (int64_t r = 0; r < 2; ++r)
@@ -51,62 +85,44 @@ void AttentionEmitter::mergeAndStoreSplits(const RowState &state) {
       vectors.push_back(
           {splitAccOffset(r, q),
            SmallVector<Value>(ArrayRef<Value>(rows[r]).slice(2 + 4 * q, 4))});
-  // Rank 0's mbarrier is initialized (armSplitBarrier, then every rank's
-  // relaxed arrive at the start).
-  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
-  Value writer = both(isZero(mv.group), mv.computes);
-  emitIf(writer, [&] {
-    auto ifOp = scf::IfOp::create(b, loc, isZero(mv.z),
-                                  /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    for (auto &[offset, values] : vectors)
-      store(vectorOf(v4f32, values),
-            elementPtr(mv.kv, f32, add(entry, constI32(offset))), 16);
-    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-    Value mine = add(entry, mul(mv.z, slotFloats));
-    Value zero = constI32(0);
-    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
-                                        elementPtr(mv.kv, f32, mine), zero);
-    Value remoteBarrier =
-        NVVM::MapaOp::create(b, loc, clusterPtr, barrier, zero);
-    for (auto &[offset, values] : vectors)
-      emitStAsyncV4F32(b, loc, elementPtr(remote, f32, constI32(offset)),
-                       values, remoteBarrier);
-  });
-  // Rank 0 waits for the other splits' bytes and merges the slots in order
-  // z = 0, 1, ...; the other ranks are done (their pushes need nothing of
-  // them), and rank 0's slots live until it has read them.
-  emitIf(both(writer, isZero(mv.z)), [&] {
-    emitSpinOnParity(b, loc, barrier);
-    mergeSplits([&](Value z, int64_t offset) {
-      return elementPtr(mv.kv, f32,
-                        add(add(entry, mul(z, slotFloats)), constI32(offset)));
-    });
-  });
+  auto ifOp = scf::IfOp::create(b, loc, isZero(z), /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  for (auto &[offset, values] : vectors)
+    store(vectorOf(v4f32, values),
+          elementPtr(kv, f32, add(entry, constI32(offset))), 16);
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  Value mine = add(entry, mul(z, slotFloats));
+  Value zero = constI32(0);
+  Value remote =
+      NVVM::MapaOp::create(b, loc, clusterPtr, elementPtr(kv, f32, mine), zero);
+  Value remoteBarrier = NVVM::MapaOp::create(b, loc, clusterPtr, barrier, zero);
+  for (auto &[offset, values] : vectors)
+    emitStAsyncV4F32(b, loc, elementPtr(remote, f32, constI32(offset)), values,
+                     remoteBarrier);
 }
 
-std::pair<Value, Value> AttentionEmitter::groupEntriesEnd() {
-  Value perGroup = divU(mv.computeThreads, mv.groups);
+std::pair<Value, Value> AttentionEmitter::groupEntriesEnd(const Frame &f) {
+  Value perGroup = divU(f.computeThreads, f.groups);
   Value entryFloats = mul(perGroup, kMergeFloats);
-  return {add(mv.mergeBase, mul(sub(mv.groups, constI32(1)), entryFloats)),
+  return {add(f.mergeBase, mul(sub(f.groups, constI32(1)), entryFloats)),
           entryFloats};
 }
 
-std::tuple<Value, Value, Value> AttentionEmitter::splitSlots() {
-  auto [slots, slotFloats] = groupEntriesEnd();
+std::tuple<Value, Value, Value> AttentionEmitter::splitSlots(const Frame &f) {
+  auto [slots, slotFloats] = groupEntriesEnd(f);
   Value barrier =
-      elementPtr(mv.kv, f32, add(slots, mul(arg(kSplits), slotFloats)));
+      elementPtr(f.kv, f32, add(slots, mul(arg(kSplits), slotFloats)));
   return {slots, slotFloats, barrier};
 }
 
-void AttentionEmitter::armSplitBarrier() {
-  auto [slots, slotFloats, barrier] = splitSlots();
+void AttentionEmitter::armSplitBarrier(const Frame &f) {
+  auto [slots, slotFloats, barrier] = splitSlots(f);
   // Rank 0 receives (splits - 1) slots of 36 floats a thread of group 0.
-  Value bytes = select(isZero(mv.z),
+  Value bytes = select(isZero(f.z),
                        mul(sub(arg(kSplits), constI32(1)), mul(slotFloats, 4)),
                        constI32(0));
-  armReceiveAndArrive(isZero(mv.tid), barrier, bytes);
+  armReceiveAndArrive(isZero(f.tid), barrier, bytes);
 }
 
 /// Rank 0 merges rows g and g + 8 of every split in order z = 0, 1, ... and
@@ -120,10 +136,10 @@ void AttentionEmitter::armSplitBarrier() {
 /// 16-byte load) rather than holding eight slots' through it (the fully
 /// unrolled form spilled g1_split). A split without an allowed key (m =
 /// -inf) weighs 0.
-void AttentionEmitter::mergeSplits(
+SmallVector<Value> AttentionPieces::mergeSplitRows(
+    Value splits, Value highRows,
     llvm::function_ref<Value(Value, int64_t)> slotVector) {
   constexpr int64_t kMergeGroup = 2;
-  Value splits = arg(kSplits);
   Value minusInf = negInf(), zeroF = constF32(0.0);
   // Slot z's four floats at `offset`; where z is past the splits, those of
   // `fallback` (a real slot, so the load stays in bounds; weighted 0).
@@ -174,18 +190,13 @@ void AttentionEmitter::mergeSplits(
           return sums;
         };
         SmallVector<Value> after =
-            r == 0 ? mergeRow() : ifHighRows(before, mergeRow);
+            r == 0 ? mergeRow() : ifHighRows(highRows, before, mergeRow);
         std::copy(after.begin(), after.end(), run.begin() + r * kRowSums);
       }
     }
     scf::YieldOp::create(b, loc, run);
   }
-  for (int64_t r = 0; r < 2; ++r) {
-    emitIf(mv.rowValid[r], [&] {
-      auto sums = loop.getResults().slice(r * kRowSums, kRowSums);
-      storeOutputRow(r, SmallVector<Value>(sums.drop_front()), sums[0]);
-    });
-  }
+  return SmallVector<Value>(loop.getResults());
 }
 
 } // namespace moss::attention

@@ -23,8 +23,9 @@ Value GemmEmitter::slabOffset(Value slabRow, Value kSlice, bool isX) {
              spec.bn * launch.kPerCta);
 }
 
-void GemmEmitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
-                              Value kBase, Value m, Value prefetchW) {
+void GemmEmitter::issueCopies(Value slab, Value x, Value w, Value tid,
+                              Value nCta, Value mCta, Value kBase, Value m,
+                              Value prefetchW) {
   const config::GemmLaunch &launch = shape.launch;
   const int64_t k = spec.k, stageK = launch.stageK;
   const int64_t piecesPerRow = stageK / 8; // 16-byte pieces of a stage row
@@ -39,20 +40,19 @@ void GemmEmitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
           ? NVVM::LoadCacheModifierKind::CA
           : NVVM::LoadCacheModifierKind::CG;
   auto copy = [&](Value globalRow, Value slabRow, Value kInStage, int64_t stage,
-                  Value base, NVVM::LoadCacheModifierKind cache,
+                  Value base, bool isX, NVVM::LoadCacheModifierKind cache,
                   Value srcBytes) {
     Value kSlice = add(kInStage, stage * stageK);
     Value src = elementPtr(
         base, bf16, add(mul(toI64(globalRow), k), toI64(add(kBase, kSlice))));
-    Value dst =
-        elementPtr(slab, bf16, slabOffset(slabRow, kSlice, base == arg(kX)));
+    Value dst = elementPtr(slab, bf16, slabOffset(slabRow, kSlice, isX));
     NVVM::CpAsyncOp::create(b, loc, dst, src, /*size=*/16, cache, srcBytes);
   };
   auto copyW = [&](int64_t stage) {
     forEachPiece(tid, spec.bn * piecesPerRow, [&](Value piece) {
       Value row = divU(piece, piecesPerRow);
       Value kInStage = mul(remU(piece, piecesPerRow), 8);
-      copy(add(nCta, row), row, kInStage, stage, arg(kW),
+      copy(add(nCta, row), row, kInStage, stage, w, /*isX=*/false,
            NVVM::LoadCacheModifierKind::CG, Value());
     });
   };
@@ -67,8 +67,8 @@ void GemmEmitter::issueCopies(Value slab, Value tid, Value nCta, Value mCta,
       if (spec.bm < launch.bm8)
         owned = both(owned, lessU(row, spec.bm));
       Value srcBytes = select(owned, constI32(16), constI32(0));
-      copy(select(owned, xRow, mCta), add(row, spec.bn), kInStage, stage,
-           arg(kX), xCache, srcBytes);
+      copy(select(owned, xRow, mCta), add(row, spec.bn), kInStage, stage, x,
+           /*isX=*/true, xCache, srcBytes);
     });
   };
   auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };

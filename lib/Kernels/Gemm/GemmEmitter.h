@@ -2,11 +2,15 @@
 //
 // The IR emitter of the weight-streaming GEMM kernels (the design is
 // described at the top of GemmKernelBuilder.cpp): the kernel's parameters,
-// its tile shape and the GemmEmitter class, whose pieces live in
+// its tile shape and the GemmEmitter class. Its pieces take every value
+// they read as an argument and return what they compute; the emitter holds
+// only the builder and the kernel's constant shape, so a test can emit one
+// piece into a function of its own (test/Kernels/Pieces). They live in
 // GemmCopies.cpp (cp.async of the W and x slab), GemmMma.cpp (mma.sync
 // stages), GemmWgmma.cpp (warpgroup MMA stages, the swizzled layout),
-// GemmEpilogue.cpp (partial sums, the split-K hand-over, the fused epilogue)
-// and GemmKernelBuilder.cpp (the kernel body). Private to MossToGPU.
+// GemmEpilogue.cpp (partial sums, the fused epilogue), GemmSplitK.cpp (the
+// split-K hand-over) and GemmKernelBuilder.cpp (the kernel body). Private
+// to the kernel builders and their tests.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOSS_LIB_KERNELS_GEMM_GEMMEMITTER_H
@@ -62,7 +66,6 @@ public:
 
   void emitMainKernel(gpu::GPUModuleOp module);
 
-private:
   // --- memory helpers --------------------------------------------------------
   /// 16-byte load of data that no kernel writes while this one runs, so the
   /// read-only (non-coherent) cache path is legal: ld.global.nc.v4.
@@ -74,24 +77,20 @@ private:
   Value load16(Type type, Value ptr) {
     return LLVM::LoadOp::create(b, loc, type, ptr, /*alignment=*/16);
   }
-  Value arg(KernelArg which) { return kernelArgs[which]; }
   void store16(Value value, Value ptr) {
     LLVM::StoreOp::create(b, loc, value, ptr, /*alignment=*/16);
   }
 
   // --- kernel pieces ---------------------------------------------------------
-  gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name);
-  void createSharedBuffer(gpu::GPUModuleOp module, StringRef name);
-
-  /// cp.async of the CTA's slab: W rows [nCta, nCta + bn) and x rows
-  /// [mCta, mCta + bm8) of K slice [kBase, kBase + kPerCta), one commit
-  /// group per stage, with griddepcontrol.wait before any x copy. With
-  /// prefetchW == 0: wait, then W and x of stage s in group s. Else W's
-  /// stages first (groups 0..stages-1), then wait, then x's (groups stages +
-  /// s): the same cp.async.wait_group counts serve both orders. x rows the
-  /// CTA does not own are zero-filled, not read.
-  void issueCopies(Value slab, Value tid, Value nCta, Value mCta, Value kBase,
-                   Value m, Value prefetchW);
+  /// cp.async of the CTA's slab (x and w: the kernel's operands): W rows [nCta,
+  /// nCta + bn) and x rows [mCta, mCta + bm8) of K slice [kBase, kBase +
+  /// kPerCta), one commit group per stage, with griddepcontrol.wait before any
+  /// x copy. With prefetchW == 0: wait, then W and x of stage s in group s.
+  /// Else W's stages first (groups 0..stages-1), then wait, then x's (groups
+  /// stages + s): the same cp.async.wait_group counts serve both orders. x rows
+  /// the CTA does not own are zero-filled, not read.
+  void issueCopies(Value slab, Value x, Value w, Value tid, Value nCta,
+                   Value mCta, Value kBase, Value m, Value prefetchW);
   /// Slab element offset of (slab row, k in the slice); x rows follow W's.
   Value slabOffset(Value slabRow, Value kSlice, bool isX);
   /// `body(piece)` for pieces tid, tid + threads, ... < pieces (unrolled).
@@ -134,7 +133,11 @@ private:
   std::pair<Value, Value> sumGroups(int64_t count, Fn ptrOf);
   std::pair<Value, Value> sumPartials(Value tile, Value mLocal, Value nLocal);
 
-  Value applyEpilogue(Value lo, Value hi, Value rowOffset, Value n);
+  /// The contract's epilogue of the 8 sums lo, hi of (row, columns n ..
+  /// n + 7) as 8 bf16: scale and residual (the kernel's operands) are read
+  /// only by LayerScale + residual.
+  Value applyEpilogue(Value lo, Value hi, Value rowOffset, Value n, Value scale,
+                      Value residual);
 
   // --- split-K hand-over through st.async ----------------------------------
   /// Thread 0 sets up the receive mbarrier (one arrival: its own, expecting
@@ -150,14 +153,26 @@ private:
   /// st.async of 4 floats into another rank's shared memory, completing 16
   /// bytes on that rank's mbarrier.
   void pushAsync(Value remote, Value value, Value remoteBarrier);
+  /// After the partial tiles are stored: every item's sum (sumPartials) into
+  /// the receive slot, for this rank, of the rank that finishes it, then the
+  /// wait for the bytes this rank receives (GemmSplitK.cpp).
+  void handOverSplitK(Value smem, Value tid, Value slice, Value recv,
+                      Value recvBarrier);
+  /// The finished sums of (mLocal, nLocal), one of this rank's items: the
+  /// ranks' slots added in order z = 0..split-1.
+  std::pair<Value, Value> sumReceived(Value recv, Value slice, Value mLocal,
+                                      Value nLocal);
 
   Value gelu(Value v);
   Value packBf16(ArrayRef<Value> values);
 
+private:
+  gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name);
+  void createSharedBuffer(gpu::GPUModuleOp module, StringRef name);
+
   const GemmShape &shape;
   const GemmKernelSpec &spec;
   VectorType v8bf16;
-  SmallVector<Value> kernelArgs; ///< Arguments of the kernel being emitted.
 };
 
 template <typename Fn>

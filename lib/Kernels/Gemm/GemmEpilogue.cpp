@@ -1,9 +1,9 @@
-//===- GemmEpilogue.cpp - Partial sums, split-K hand-over, epilogue ------===//
+//===- GemmEpilogue.cpp - Partial sums and the fused epilogue ------------===//
 //
-// The warps' FP32 partial tiles summed in a fixed order, the st.async
-// pushes of the split-K hand-over, and the fused epilogue with the rounding
-// of the contract: v = bf16(acc); GELU bf16(0.5 v (1 + erf(v / sqrt 2))) in
-// FP32; LayerScale bf16(bf16(v scale[n]) + residual[m, n]).
+// The warps' FP32 partial tiles summed in a fixed order, and the fused
+// epilogue with the rounding of the contract: v = bf16(acc); GELU bf16(0.5 v (1
+// + erf(v / sqrt 2))) in FP32; LayerScale bf16(bf16(v scale[n]) + residual[m,
+// n]).
 //
 //===----------------------------------------------------------------------===//
 #include "Gemm/GemmEmitter.h"
@@ -40,7 +40,8 @@ Value GemmEmitter::packBf16(ArrayRef<Value> values) {
   return packed;
 }
 
-Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n) {
+Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n,
+                                 Value scale, Value residual) {
   auto toBf16 = [&](Value v) {
     return arith::TruncFOp::create(b, loc, bf16, v);
   };
@@ -48,10 +49,9 @@ Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n) {
   Value scales, residuals;
   if (spec.epilogue == 2) {
     Value col = toI64(n);
-    scales = loadReadOnly16(v8bf16, elementPtr(arg(kScale), bf16, col));
+    scales = loadReadOnly16(v8bf16, elementPtr(scale, bf16, col));
     // Plain load: out may alias residual (in-place update).
-    residuals =
-        load16(v8bf16, elementPtr(arg(kResidual), bf16, add(rowOffset, col)));
+    residuals = load16(v8bf16, elementPtr(residual, bf16, add(rowOffset, col)));
   }
   SmallVector<Value, 8> results;
   for (int64_t i = 0; i < 8; ++i) {
@@ -73,26 +73,6 @@ Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n) {
     }
   }
   return packBf16(results);
-}
-
-void GemmEmitter::armReceiveBarrier(Value tid, Value slice, Value barrier) {
-  const int64_t share = shape.launch.shareItems;
-  // Rank r finishes items [r * share, min((r + 1) * share, items)); each of
-  // the other split - 1 ranks pushes 32 bytes an item.
-  Value first = mul(slice, share);
-  Value count = arith::MaxSIOp::create(
-      b, loc, constI32(0),
-      arith::MinSIOp::create(b, loc, constI32(share),
-                             sub(constI32(shape.epilogueItems), first)));
-  Value bytes = mul(count, (spec.split - 1) * 32);
-  armReceiveAndArrive(equal(tid, 0), barrier, bytes);
-}
-
-void GemmEmitter::pushAsync(Value remote, Value value, Value remoteBarrier) {
-  emitStAsyncV4F32(
-      b, loc, remote,
-      {lane(value, 0), lane(value, 1), lane(value, 2), lane(value, 3)},
-      remoteBarrier);
 }
 
 } // namespace moss::gemm

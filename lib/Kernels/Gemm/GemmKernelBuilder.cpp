@@ -54,7 +54,6 @@ gpu::GPUFuncOp GemmEmitter::createKernel(gpu::GPUModuleOp module,
         NVVM::NVVMDialect::getClusterDimAttrName(),
         b.getDenseI32ArrayAttr({1, 1, static_cast<int32_t>(spec.split)}));
   b.setInsertionPointToStart(&fn.getBody().front());
-  kernelArgs.assign(fn.getArguments().begin(), fn.getArguments().end());
   return fn;
 }
 
@@ -74,7 +73,8 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
   const config::GemmLaunch &launch = shape.launch;
   std::string bufferName = "__" + spec.name + "_smem";
   createSharedBuffer(module, bufferName);
-  createKernel(module, spec.name);
+  gpu::GPUFuncOp fn = createKernel(module, spec.name);
+  auto arg = [&](KernelArg which) { return fn.getArgument(which); };
 
   Value tid = threadIdx();
   Value laneId = remU(tid, 32), warp = divU(tid, 32);
@@ -100,8 +100,8 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     recvBarrier = elementPtr(smem, b.getI8Type(), launch.recvBarrierOffset);
     armReceiveBarrier(tid, slice, recvBarrier);
   }
-  issueCopies(smem, tid, nCta, mCta, mul(slice, launch.kPerCta), m,
-              arg(kPrefetchW));
+  issueCopies(smem, arg(kX), arg(kW), tid, nCta, mCta,
+              mul(slice, launch.kPerCta), m, arg(kPrefetchW));
   // Warpgroup wg = (wgK, wgN), wgN fastest.
   Value wg = launch.wgmma ? divU(warp, 4) : Value();
   const bool wideA = launch.wgmmaGroupsN > 1;
@@ -147,7 +147,8 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
   auto writeOut = [&](Value lo, Value hi, Value row, Value n) {
     Value rowOffset = mul(toI64(row), spec.n);
     Value outPtr = elementPtr(arg(kOut), bf16, add(rowOffset, toI64(n)));
-    store16(applyEpilogue(lo, hi, rowOffset, n), outPtr);
+    store16(applyEpilogue(lo, hi, rowOffset, n, arg(kScale), arg(kResidual)),
+            outPtr);
   };
 
   gpu::BarrierOp::create(b, loc);
@@ -160,92 +161,16 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     return;
   }
 
-  // Split-K: each rank sums its warps' tiles item by item and pushes the
-  // sum of an item to the rank that finishes it (st.async into that rank's
-  // receive slot for this rank, completing bytes on its mbarrier), or
-  // stores it into its own slot. A rank waits for the bytes the others
-  // push, then adds the slots in the fixed order z = 0..split-1
-  // (deterministic, as the ABI requires) and applies the epilogue. No
-  // cluster barrier after the MMAs: nobody reads another rank's memory, and
-  // a rank's slots stay alive until it has received them.
-  NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
-  const int64_t share = launch.shareItems;
-  Value send = launch.bulkHandover
-                   ? elementPtr(smem, b.getI8Type(), launch.sendOffset)
-                   : Value();
-  forEachPiece(tid, shape.epilogueItems, [&](Value item) {
-    Value mLocal = divU(item, shape.colGroups);
-    Value nLocal = mul(remU(item, shape.colGroups), 8);
-    auto [lo, hi] = sumPartials(smem, mLocal, nLocal);
-    Value owner = divU(item, share);
-    Value offset = mul(add(mul(slice, share), sub(item, mul(owner, share))), 8);
-    auto ifOp =
-        scf::IfOp::create(b, loc, equal(owner, slice), /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    Value ptr = elementPtr(recv, f32, offset);
-    store16(lo, ptr);
-    store16(hi, elementPtr(ptr, f32, 4));
-    b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-    if (send) { // item i at 32 i: rank z's share is one contiguous run
-      Value sendPtr = elementPtr(send, f32, mul(item, 8));
-      store16(lo, sendPtr);
-      store16(hi, elementPtr(sendPtr, f32, 4));
-      return;
-    }
-    Value remote = NVVM::MapaOp::create(b, loc, clusterPtr,
-                                        elementPtr(recv, f32, offset), owner);
-    Value remoteBarrier =
-        NVVM::MapaOp::create(b, loc, clusterPtr, recvBarrier, owner);
-    pushAsync(remote, lo, remoteBarrier);
-    pushAsync(elementPtr(remote, f32, 4), hi, remoteBarrier);
-  });
-  if (send) // the bulk copies read the send area through the async proxy
-    emitAsyncProxyFence(b, loc);
-  gpu::BarrierOp::create(b, loc); // this rank's own slot (and the send area)
-  if (send)
-    emitBulkHandover(tid, slice, send, recv, recvBarrier);
-  emitSpinOnParity(b, loc, recvBarrier);
-  // A bulk copy reads this CTA's send area after the issuing thread moves
-  // on; only its destination learns when it is done. So a rank that has
-  // received says so, and no rank exits (freeing its send area) before all
-  // have.
-  if (send)
-    NVVM::ClusterArriveRelaxedOp::create(b, loc, /*aligned=*/UnitAttr());
+  handOverSplitK(smem, tid, slice, recv, recvBarrier);
   forEachItem(true, [&](Value mLocal, Value nLocal, Value row, Value n) {
-    Value item = add(mul(mLocal, shape.colGroups), divU(nLocal, 8));
-    Value index = sub(item, mul(slice, share));
-    auto [lo, hi] = sumGroups(spec.split, [&](int64_t z) {
-      return elementPtr(recv, f32, mul(add(index, z * share), 8));
-    });
+    auto [lo, hi] = sumReceived(recv, slice, mLocal, nLocal);
     writeOut(lo, hi, row, n);
   });
-  if (send)
+  // A rank whose bulk copies read its send area stays until every rank has
+  // received (handOverSplitK's relaxed arrive).
+  if (launch.bulkHandover)
     NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
   gpu::ReturnOp::create(b, loc);
-}
-
-void GemmEmitter::emitBulkHandover(Value tid, Value slice, Value send,
-                                   Value recv, Value recvBarrier) {
-  const int64_t share = shape.launch.shareItems;
-  // Thread 0 copies rank z's run of the send area into rank z's slot for
-  // this rank; the last ranks may finish fewer items, or none.
-  emitIf(equal(tid, 0), [&] {
-    for (int64_t z = 0; z < spec.split; ++z) {
-      const int64_t count = std::min(share, shape.epilogueItems - z * share);
-      if (count <= 0)
-        continue;
-      emitIf(differ(slice, z), [&] {
-        Value slot = elementPtr(recv, f32, mul(mul(slice, share), 8));
-        Value dst = NVVM::MapaOp::create(b, loc, clusterPtr, slot, constI32(z));
-        Value barrier =
-            NVVM::MapaOp::create(b, loc, clusterPtr, recvBarrier, constI32(z));
-        Value bytes = constI32(count * 32);
-        Value run = elementPtr(send, f32, constI32(z * share * 8));
-        emitBulkCopyToCluster(b, loc, dst, run, bytes, barrier);
-      });
-    }
-  });
 }
 
 } // namespace gemm
