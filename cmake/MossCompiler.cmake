@@ -26,6 +26,8 @@ set(MOSS_CUDA_PATH "/usr/local/cuda" CACHE PATH "CUDA toolkit used for ptxas and
 
 add_subdirectory(include)
 add_subdirectory(lib)
+# Test-only passes that moss-opt links (MLIR's test/lib pattern).
+add_subdirectory(test/lib)
 add_subdirectory(tools)
 add_subdirectory(test)
 if(MOSS_BUILD_TESTS)

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <string>
 #include <utility>
 
 namespace moss::gemm {
@@ -49,6 +50,11 @@ struct GemmShape {
   int64_t colGroups = 0;      ///< bn / 8: 8-column groups per tile row.
   int64_t epilogueItems = 0;  ///< bm8 * bn / 8 (row, 8-column) groups.
 };
+/// The shape of `spec`'s kernel (config::deriveGemmLaunch and what follows
+/// from it); false with `reason` for an illegal tile.
+bool deriveGemmShape(const GemmKernelSpec &spec, GemmShape &shape,
+                     std::string &reason);
+
 /// Builder state plus the IR helpers of the kernel. Integer math is i32
 /// except offsets that scale with the runtime m (those are i64).
 class GemmEmitter : public KernelEmitter {

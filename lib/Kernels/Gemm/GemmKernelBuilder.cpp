@@ -173,6 +173,19 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
   gpu::ReturnOp::create(b, loc);
 }
 
+bool deriveGemmShape(const GemmKernelSpec &spec, GemmShape &shape,
+                     std::string &reason) {
+  shape.spec = spec;
+  config::GemmTile tile{spec.bm, spec.bn, spec.bk, spec.split};
+  if (!config::deriveGemmLaunch(spec.n, spec.k, tile, shape.launch, reason))
+    return false;
+  shape.mTiles = shape.launch.bm8 / 8;
+  shape.chunksPerStage = shape.launch.stageK / 32;
+  shape.colGroups = spec.bn / 8;
+  shape.epilogueItems = shape.launch.bm8 * spec.bn / 8;
+  return true;
+}
+
 } // namespace gemm
 
 namespace {
@@ -197,10 +210,8 @@ LogicalResult buildGemmKernels(OpBuilder &b, Location loc,
                           << spec.split << "]): ";
   };
   gemm::GemmShape shape;
-  shape.spec = spec;
-  config::GemmTile tile{spec.bm, spec.bn, spec.bk, spec.split};
   std::string reason;
-  if (!config::deriveGemmLaunch(spec.n, spec.k, tile, shape.launch, reason))
+  if (!gemm::deriveGemmShape(spec, shape, reason))
     return fail() << reason;
   if (spec.epilogue < 0 || spec.epilogue > 2)
     return fail() << "unknown epilogue " << spec.epilogue
@@ -212,11 +223,6 @@ LogicalResult buildGemmKernels(OpBuilder &b, Location loc,
       return fail() << "symbol '" << symbol << "' already exists in "
                     << module.getName();
   }
-
-  shape.mTiles = shape.launch.bm8 / 8;
-  shape.chunksPerStage = shape.launch.stageK / 32;
-  shape.colGroups = spec.bn / 8;
-  shape.epilogueItems = shape.launch.bm8 * spec.bn / 8;
 
   OpBuilder::InsertionGuard guard(b);
   gemm::GemmEmitter emitter(b, loc, shape);

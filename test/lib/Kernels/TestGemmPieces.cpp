@@ -1,0 +1,107 @@
+//===- TestGemmPieces.cpp - The GEMM kernel's pieces, one at a time -------===//
+//
+// Each piece of the GEMM kernel in a function of its own: the slab copies,
+// the mma.sync and warpgroup-MMA stages, the wgmma descriptor, the fused
+// epilogue and the split-K hand-over, for the shape of a given tile.
+//
+//===----------------------------------------------------------------------===//
+#include "PieceFunction.h"
+
+#include "Gemm/GemmEmitter.h"
+
+using namespace mlir;
+
+namespace moss::test {
+
+bool emitGemmPiece(OpBuilder &b, ModuleOp module, StringRef piece, int64_t n,
+                   int64_t k, ArrayRef<int64_t> tile, int64_t epilogue,
+                   std::string &error) {
+  if (tile.size() != 4) {
+    error = "tile must be bm,bn,bk,split";
+    return false;
+  }
+  GemmKernelSpec spec;
+  spec.n = n;
+  spec.k = k;
+  spec.epilogue = static_cast<int>(epilogue);
+  spec.bm = tile[0];
+  spec.bn = tile[1];
+  spec.bk = tile[2];
+  spec.split = tile[3];
+  gemm::GemmShape shape;
+  if (!gemm::deriveGemmShape(spec, shape, error))
+    return false;
+  PieceTypes t(b.getContext());
+  Location loc = module.getLoc();
+  auto emitter = [&] { return gemm::GemmEmitter(b, loc, shape); };
+
+  if (piece == "gemm-copies") {
+    // (slab, x, w, tid, nCta, mCta, kBase, m, prefetchW)
+    PieceFunction fn(b, module, piece,
+                     {t.sharedPtr, t.globalPtr, t.globalPtr, t.i32, t.i32,
+                      t.i32, t.i32, t.i32, t.i32});
+    emitter().issueCopies(fn.arg(0), fn.arg(1), fn.arg(2), fn.arg(3), fn.arg(4),
+                          fn.arg(5), fn.arg(6), fn.arg(7), fn.arg(8));
+    fn.finish({});
+    return true;
+  }
+  if (piece == "gemm-mma-stages") {
+    if (shape.launch.wgmma) {
+      error = "the tile takes the warpgroup-MMA stages";
+      return false;
+    }
+    // (slab, wn, wk, g, t) -> the warp's accumulators
+    PieceFunction fn(b, module, piece,
+                     {t.sharedPtr, t.i32, t.i32, t.i32, t.i32});
+    fn.finish(emitter().emitStages(fn.arg(0), fn.arg(1), fn.arg(2), fn.arg(3),
+                                   fn.arg(4)));
+    return true;
+  }
+  if (piece == "gemm-wgmma-stages") {
+    if (!shape.launch.wgmma) {
+      error = "the tile takes the mma.sync stages";
+      return false;
+    }
+    // (slab, wgN, wgK) -> the warpgroup's accumulators
+    PieceFunction fn(b, module, piece, {t.sharedPtr, t.i32, t.i32});
+    fn.finish(emitter().emitWgmmaStages(fn.arg(0), fn.arg(1), fn.arg(2)));
+    return true;
+  }
+  if (piece == "gemm-wgmma-descriptor") {
+    // (matrix, row, k) -> (descriptor, swizzled offset of (row, k))
+    PieceFunction fn(b, module, piece, {t.sharedPtr, t.i32, t.i32});
+    gemm::GemmEmitter e = emitter();
+    Value desc = e.matrixDescriptor(fn.arg(0));
+    fn.finish({desc, e.swizzledOffset(fn.arg(1), fn.arg(2), spec.bn)});
+    return true;
+  }
+  if (piece == "gemm-epilogue") {
+    // (lo, hi, rowOffset, n, scale, residual) -> 8 bf16
+    PieceFunction fn(
+        b, module, piece,
+        {t.v4f32, t.v4f32, t.i64, t.i32, t.globalPtr, t.globalPtr});
+    fn.finish(emitter().applyEpilogue(fn.arg(0), fn.arg(1), fn.arg(2),
+                                      fn.arg(3), fn.arg(4), fn.arg(5)));
+    return true;
+  }
+  if (piece == "gemm-split-k") {
+    if (spec.split < 2) {
+      error = "the split-K hand-over needs split > 1";
+      return false;
+    }
+    // (smem, tid, slice, recv, recvBarrier, mLocal, nLocal) -> the sums of
+    // one of this rank's items
+    PieceFunction fn(
+        b, module, piece,
+        {t.sharedPtr, t.i32, t.i32, t.sharedPtr, t.sharedPtr, t.i32, t.i32});
+    gemm::GemmEmitter e = emitter();
+    e.handOverSplitK(fn.arg(0), fn.arg(1), fn.arg(2), fn.arg(3), fn.arg(4));
+    auto [lo, hi] = e.sumReceived(fn.arg(3), fn.arg(2), fn.arg(5), fn.arg(6));
+    fn.finish({lo, hi});
+    return true;
+  }
+  error = ("unknown GEMM piece '" + piece + "'").str();
+  return false;
+}
+
+} // namespace moss::test
