@@ -164,26 +164,25 @@ private:
     return true;
   }
 
-  const json *arrayMember(const json &object, const std::string &path,
-                          const char *key) {
-    const json *value = member(object, path, key, "array");
-    if (value && !value->is_array()) {
-      fail(joinPath(path, key),
-           "expected array, found " + describeJsonValue(*value));
+  /// Member `key` of `object` where `isKind` holds (an array, an object).
+  const json *memberOfKind(const json &object, const std::string &path,
+                           const char *key, const char *kind,
+                           bool (json::*isKind)() const noexcept) {
+    const json *value = member(object, path, key, kind);
+    if (value && !(value->*isKind)()) {
+      fail(joinPath(path, key), std::string("expected ") + kind + ", found " +
+                                    describeJsonValue(*value));
       return nullptr;
     }
     return value;
   }
-
+  const json *arrayMember(const json &object, const std::string &path,
+                          const char *key) {
+    return memberOfKind(object, path, key, "array", &json::is_array);
+  }
   const json *objectMember(const json &object, const std::string &path,
                            const char *key) {
-    const json *value = member(object, path, key, "object");
-    if (value && !value->is_object()) {
-      fail(joinPath(path, key),
-           "expected object, found " + describeJsonValue(*value));
-      return nullptr;
-    }
-    return value;
+    return memberOfKind(object, path, key, "object", &json::is_object);
   }
 
   bool readStringArrayMember(const json &object, const char *key,

@@ -55,25 +55,24 @@ Status makePlan(cublasLtHandle_t handle, const LtShape &s, LtPlan &plan) {
                 where + ": cublasLtMatmulPreferenceCreate");
   uint64_t maxWorkspace = s.workspaceBytes;
   uint32_t alignA = s.alignW, alignB = s.alignX, alignD = s.alignOut;
-  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
-      sizeof(maxWorkspace));
-  if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA,
-        sizeof(alignA));
-  if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB,
-        sizeof(alignB));
-  if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD,
-        sizeof(alignD));
-  if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD,
-        sizeof(alignD));
+  struct Preference {
+    cublasLtMatmulPreferenceAttributes_t attribute;
+    const void *value;
+    size_t size;
+  };
+  const Preference preferences[] = {
+      {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+       sizeof(maxWorkspace)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA, sizeof(alignA)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB, sizeof(alignB)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD, sizeof(alignD)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD, sizeof(alignD)},
+  };
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  for (const Preference &p : preferences)
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = cublasLtMatmulPreferenceSetAttribute(pref, p.attribute, p.value,
+                                                    p.size);
   constexpr int kWanted = 4;
   cublasLtMatmulHeuristicResult_t results[kWanted] = {};
   int found = 0;

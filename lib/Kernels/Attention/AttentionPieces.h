@@ -192,9 +192,6 @@ public:
   Value shrU(Value l, int64_t r) {
     return arith::ShRUIOp::create(b, loc, l, constOf(l, r));
   }
-  Value cmp(arith::CmpIPredicate p, Value l, Value r) {
-    return arith::CmpIOp::create(b, loc, p, l, r);
-  }
   Value isZero(Value v) {
     return cmp(arith::CmpIPredicate::eq, v, constOf(v, 0));
   }

@@ -24,7 +24,7 @@
 namespace moss {
 
 class KernelEmitter {
-protected:
+public:
   using Value = mlir::Value;
   using Type = mlir::Type;
 
@@ -77,19 +77,19 @@ protected:
     return mlir::arith::RemUIOp::create(b, loc, l, r);
   }
   Value remU(Value l, int64_t r) { return remU(l, constOf(l, r)); }
+  Value cmp(mlir::arith::CmpIPredicate p, Value l, Value r) {
+    return mlir::arith::CmpIOp::create(b, loc, p, l, r);
+  }
   Value lessU(Value l, Value r) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ult,
-                                       l, r);
+    return cmp(mlir::arith::CmpIPredicate::ult, l, r);
   }
   Value lessU(Value l, int64_t r) { return lessU(l, constOf(l, r)); }
   Value equal(Value l, Value r) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::eq,
-                                       l, r);
+    return cmp(mlir::arith::CmpIPredicate::eq, l, r);
   }
   Value equal(Value l, int64_t r) { return equal(l, constOf(l, r)); }
   Value differ(Value l, Value r) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::ne,
-                                       l, r);
+    return cmp(mlir::arith::CmpIPredicate::ne, l, r);
   }
   Value differ(Value l, int64_t r) { return differ(l, constOf(l, r)); }
   /// Logical and of two i1 (bitwise for wider integers).
