@@ -102,9 +102,9 @@ def gemm_table(run):
 
 def attention_table(run):
     print(f"## Attention ({run.get('gpu')}, {run.get('date')})\n")
-    print("| H:S:T:B | target | bthd | bthd+PDL | upstream | upstream / best | "
+    print("| H:S:T:B | target | bthd | bthd+PDL | positions | upstream | upstream / best | "
           "met |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     met = missed = 0
     for r in run["results"]:
         t, up = r["T"], r.get("upstream_us")
@@ -128,7 +128,7 @@ def attention_table(run):
         ratio = f"{up / best:.2f}x" if up and best else "-"
         print(f"| {r['H']}:{r['S']}:{t}:{r['B']} | {target} | "
               f"{fmt(r.get('bthd_us'))} | {fmt(r.get('bthd_pdl_us'))} | "
-              f"{fmt(up)} | {ratio} | "
+              f"{fmt(r.get('bthd_positions_us'))} | {fmt(up)} | {ratio} | "
               f"{'met (' + ', '.join(launches) + ')' if ok else 'missed'} |")
     print(f"\nAttention: {met} met, {missed} missed\n")
     return met, missed

@@ -4,7 +4,8 @@
 // (12, 250), (12, 400)}, T in {1, 32, 240, 480}, B in {1, 4, 16}; q a view of
 // a fused [B,T,3,H,D] QKV buffer, a full window (every query sees S keys)
 // with ring-rolled slots. Variants: BTHD (the kernel writes [B,T,H,D]), BHTD,
-// and BHTD plus the copy to [B,T,H,D] the output projection would need.
+// BHTD plus the copy to [B,T,H,D] the output projection would need, and
+// BTHD with the mask from slot and query positions (same bits required).
 // Protocol: 3 warm-ups, CUDA graph of 8 calls, 20 replays per sample, median
 // of 5 samples, microseconds per call. Each variant's output is checked
 // against an FP64 reference of masked softmax attention (relative L2).
@@ -65,8 +66,9 @@ struct Row {
   /// bthdPdl: bthd with MOSS_ATTENTION_PDL=1 (each call of the graph may
   /// be scheduled while the previous one finishes). bthdCp: bthd with
   /// MOSS_ATTENTION_TMA=0 (K and V by cp.async instead of the TMA engine).
-  double bthd = -1, bthdPdl = -1, bthdCp = -1, bhtd = -1, bhtdCopy = -1,
-         upstream = -1;
+  /// bthdPos: bthd with the mask from slot and query positions.
+  double bthd = -1, bthdPdl = -1, bthdCp = -1, bthdPos = -1, bhtd = -1,
+         bhtdCopy = -1, upstream = -1;
   double errBthd = -1, errBhtdCopy = -1;
   std::string error;
 };
@@ -76,13 +78,20 @@ struct HostCase {
   Case c;
   std::vector<uint16_t> qkv, k, v;
   std::vector<uint8_t> mask;
+  /// The same mask as positions: slot s holds `slots[b, s]`, query t sits
+  /// at S + t.
+  std::vector<int64_t> slots, queries;
 
   HostCase(const Case &c, std::mt19937_64 &rng) : c(c) {
     qkv = randomBf16(size_t(c.B * c.T * 3 * c.H * D), -2, 2, rng);
     k = randomBf16(size_t(c.B * c.H * c.S * D), -2, 2, rng);
     v = randomBf16(size_t(c.B * c.H * c.S * D), -2, 2, rng);
     mask.assign(size_t(c.B * c.T * c.S), 0);
+    slots.assign(size_t(c.B * c.S), 0);
+    queries.assign(size_t(c.B * c.T), 0);
     for (int64_t b = 0; b < c.B; ++b) {
+      for (int64_t t = 0; t < c.T; ++t)
+        queries[size_t(b * c.T + t)] = c.S + t;
       // Position p lives in slot (p + roll) % S; query t is at S + t and
       // sees positions (S + t - S, S + t]: its whole window.
       int64_t roll = int64_t(rng() % uint64_t(c.S)), newest = c.S + c.T - 1;
@@ -91,6 +100,7 @@ struct HostCase {
           int64_t base = ((slot - roll) % c.S + c.S) % c.S;
           int64_t pos = newest - (((newest - base) % c.S) + c.S) % c.S;
           mask[size_t((b * c.T + t) * c.S + slot)] = pos <= c.S + t && pos > t;
+          slots[size_t(b * c.S + slot)] = pos;
         }
     }
   }
@@ -135,9 +145,10 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
   size_t outElems = size_t(c.B * c.T * c.H * D);
   DeviceBuffer qkv(host.qkv.size() * 2), k(host.k.size() * 2),
       v(host.v.size() * 2), mask(host.mask.size()), out(outElems * 2),
-      bhtd(outElems * 2);
+      bhtd(outElems * 2), slots(host.slots.size() * 8),
+      queries(host.queries.size() * 8);
   if (!qkv.ok() || !k.ok() || !v.ok() || !mask.ok() || !out.ok() ||
-      !bhtd.ok()) {
+      !bhtd.ok() || !slots.ok() || !queries.ok()) {
     row.error = "out of device memory";
     return row;
   }
@@ -146,6 +157,10 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
   cudaMemcpy(k.get(), host.k.data(), host.k.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(v.get(), host.v.data(), host.v.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(mask.get(), host.mask.data(), host.mask.size(),
+             cudaMemcpyHostToDevice);
+  cudaMemcpy(slots.get(), host.slots.data(), host.slots.size() * 8,
+             cudaMemcpyHostToDevice);
+  cudaMemcpy(queries.get(), host.queries.data(), host.queries.size() * 8,
              cudaMemcpyHostToDevice);
 
   moss_attention_args a{};
@@ -163,9 +178,15 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
   a.layout = MOSS_LAYOUT_BTHD;
   a.scale = 0.f;
 
+  moss_attention_args byPositions = a;
+  byPositions.mask = nullptr;
+  byPositions.slot_positions = static_cast<const int64_t *>(slots.get());
+  byPositions.slot_positions_stride_b = c.S;
+  byPositions.query_positions = static_cast<const int64_t *>(queries.get());
+  byPositions.query_positions_stride_b = c.T;
   auto attention = [&](moss_layout_t layout, void *target, cudaStream_t s,
-                       moss_runtime_t on) {
-    moss_attention_args call = a;
+                       moss_runtime_t on, bool positions = false) {
+    moss_attention_args call = positions ? byPositions : a;
     call.layout = layout;
     call.out = target;
     if (moss_streaming_attention(on, &call, s) == MOSS_OK)
@@ -182,6 +203,9 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
   };
   auto bthdCpCall = [&](int, int, cudaStream_t s) {
     return attention(MOSS_LAYOUT_BTHD, out.get(), s, rtCp);
+  };
+  auto bthdPosCall = [&](int, int, cudaStream_t s) {
+    return attention(MOSS_LAYOUT_BTHD, out.get(), s, rt, /*positions=*/true);
   };
   auto bhtdCall = [&](int, int, cudaStream_t s) {
     return attention(MOSS_LAYOUT_BHTD, bhtd.get(), s, rt);
@@ -219,6 +243,8 @@ Row runCase(moss_runtime_t rt, moss_runtime_t rtPdl, moss_runtime_t rtCp,
       timeSameBits(bthdPdlCall, "the programmatic launch gave different bits");
   row.bthdCp = timeSameBits(
       bthdCpCall, "K/V by cp.async gave different bits than by the TMA engine");
+  row.bthdPos = timeSameBits(
+      bthdPosCall, "the mask from positions gave different bits than the mask");
   row.bhtd = timePerCallUs(stream, protocol, 1, bhtdCall, err);
   poisonOut();
   if (bhtdCopyCall(0, 0, stream) &&
@@ -268,9 +294,10 @@ int runAttentionBench(const AttentionBenchOptions &o) {
   const config::SmLimits limits = moss::smLimitsOf(prop);
   std::vector<Row> rows;
   std::printf(
-      "%4s %4s %4s %3s | %6s %11s | %8s %8s %8s %8s %10s | %8s | %-8s %-8s\n",
+      "%4s %4s %4s %3s | %6s %11s | %8s %8s %8s %8s %8s %10s | %8s | %-8s "
+      "%-8s\n",
       "H", "S", "T", "B", "sp x g", "CTAs/SM/w", "bthd", "bthd+PDL", "cp.async",
-      "bhtd", "bhtd+copy", "upstream", "err", "err cp");
+      "position", "bhtd", "bhtd+copy", "upstream", "err", "err cp");
   std::vector<std::array<int64_t, 4>> cases = o.cases;
   const int64_t heads[3][2] = {{20, 125}, {12, 250}, {12, 400}};
   if (cases.empty())
@@ -285,15 +312,15 @@ int runAttentionBench(const AttentionBenchOptions &o) {
       r.occupancy = config::attentionLaunchOccupancy(
           *kernel, *r.launch, prop.multiProcessorCount, limits);
     std::printf(
-        "%4lld %4lld %4lld %3lld | %6s %11s | %8s %8s %8s %8s %10s | %8s | "
+        "%4lld %4lld %4lld %3lld | %6s %11s | %8s %8s %8s %8s %8s %10s | %8s | "
         "%-8s %-8s%s\n",
         (long long)r.c.H, (long long)r.c.S, (long long)r.c.T, (long long)r.c.B,
         (std::to_string(r.splits()) + "x" + std::to_string(r.kvGroups()))
             .c_str(),
         config::occupancyText(r.occupancy).c_str(),
         formatMeasured(r.bthd).c_str(), formatMeasured(r.bthdPdl).c_str(),
-        formatMeasured(r.bthdCp).c_str(), formatMeasured(r.bhtd).c_str(),
-        formatMeasured(r.bhtdCopy).c_str(),
+        formatMeasured(r.bthdCp).c_str(), formatMeasured(r.bthdPos).c_str(),
+        formatMeasured(r.bhtd).c_str(), formatMeasured(r.bhtdCopy).c_str(),
         formatMeasured(r.upstream, "%.1f").c_str(),
         formatMeasured(r.errBthd, "%.1e").c_str(),
         formatMeasured(r.errBhtdCopy, "%.1e").c_str(),
@@ -352,6 +379,7 @@ int runAttentionBench(const AttentionBenchOptions &o) {
           ", \"bthd_us\": " + jsonNumber(r.bthd) +
           ", \"bthd_pdl_us\": " + jsonNumber(r.bthdPdl) +
           ", \"bthd_cp_async_us\": " + jsonNumber(r.bthdCp) +
+          ", \"bthd_positions_us\": " + jsonNumber(r.bthdPos) +
           ", \"bhtd_us\": " + jsonNumber(r.bhtd) +
           ", \"bhtd_copy_us\": " + jsonNumber(r.bhtdCopy) +
           ", \"upstream_us\": " + jsonNumber(r.upstream) +

@@ -62,10 +62,11 @@ bool attentionHasTmaCopies(int64_t kvGroups, bool split) {
   return kvGroups != 3 && !split;
 }
 
-int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma,
-                               bool splitKv) {
+namespace {
+int64_t maskFunctionIndex(int64_t kvGroups, bool split, bool tma,
+                          bool splitKv) {
   if (splitKv) // g4_tma_kv (ABI 14), last.
-    return tma && kvGroups == 4 && !split ? kAttentionFunctions - 1 : -1;
+    return tma && kvGroups == 4 && !split ? kAttentionMaskFunctions - 1 : -1;
   if (tma) {
     if (!attentionHasTmaCopies(kvGroups, split))
       return -1;
@@ -74,8 +75,20 @@ int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma,
   }
   return (split ? kAttentionMaxKvGroups : 0) + kvGroups - 1;
 }
+} // namespace
+
+int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma,
+                               bool splitKv, bool positions) {
+  int64_t index = maskFunctionIndex(kvGroups, split, tma, splitKv);
+  return index < 0 || !positions ? index : index + kAttentionMaskFunctions;
+}
 
 AttentionFunction attentionFunctionAt(int64_t index) {
+  if (index >= kAttentionMaskFunctions) {
+    AttentionFunction f = attentionFunctionAt(index - kAttentionMaskFunctions);
+    f.positions = true;
+    return f;
+  }
   if (index == 2 * kAttentionMaxKvGroups)
     return {4, false, true};
   if (index == 2 * kAttentionMaxKvGroups + 1)
@@ -96,7 +109,8 @@ std::string attentionKernelRole(const AttentionFunction &f) {
          (f.split     ? "_split"
           : f.splitKv ? "_tma_kv"
           : f.tma     ? "_tma"
-                      : "");
+                      : "") +
+         (f.positions ? "_pos" : "");
 }
 
 namespace {

@@ -3,6 +3,7 @@
     import moss_kernels                      # registers torch.ops.moss.*
     y = moss_kernels.ffn_gemm(x, w, None, None, moss_kernels.Epilogue.GELU)
     o = moss_kernels.streaming_attention(q, k_cache, v_cache, mask)
+    o = moss_kernels.streaming_attention_positions(q, k_cache, v_cache, slot_positions, query_positions)
 
 Environment: MOSS_RUNTIME_LIB (path of libmoss_runtime.so; default: a build
 of this checkout, then the dynamic loader), MOSS_KERNELS_DIR (moss-aot
@@ -10,7 +11,7 @@ output) and MOSS_CODEC_GEMM_CONFIG (the whitelist it was built from).
 """
 
 from ._capi import Epilogue, LibraryMismatch, LibraryNotFound, MossError, MossStatus, runtime_version
-from .ops import ffn_gemm, streaming_attention
+from .ops import ffn_gemm, streaming_attention, streaming_attention_positions
 from .runtime import gemm_is_selected, load_runtime
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "load_runtime",
     "runtime_version",
     "streaming_attention",
+    "streaming_attention_positions",
 ]

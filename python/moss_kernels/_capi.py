@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 _LIBRARY_NAME = "libmoss_runtime.so"
-API_VERSION = 1  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
+API_VERSION = 2  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -89,6 +89,10 @@ class AttentionArgs(ctypes.Structure):
         ("layout", ctypes.c_int),  # a C enum: int-sized
         ("skip_empty_tiles", ctypes.c_int),
         ("scale", ctypes.c_float),
+        ("slot_positions", ctypes.c_void_p),
+        ("slot_positions_stride_b", ctypes.c_int64),
+        ("query_positions", ctypes.c_void_p),
+        ("query_positions_stride_b", ctypes.c_int64),
     ]
 
 

@@ -6,7 +6,8 @@
 Pre-LayerNorm, fused QKV without bias, interleaved RoPE at absolute
 positions, a ring KV cache (ring_cache.py), LayerScale residuals, erf-GELU
 FFN without biases. `ReferenceKernels` is plain PyTorch as the codec runs it
-in bf16; `MossKernels` replaces the attention and both FFN GEMMs (GELU and
+in bf16; `MossKernels` replaces the attention (its mask from the ring's
+positions) and both FFN GEMMs (GELU and
 LayerScale+residual fused) with the moss ops. Everything else is shared, so
 the two differ only where moss computes.
 """
@@ -90,8 +91,9 @@ class ReferenceKernels:
 
     name = "reference"
 
-    def attention(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    def attention(self, q: Tensor, cache: RingKvCache, positions: Tensor, live: Tensor) -> Tensor:
+        mask = cache.mask(positions, live)
+        out = F.scaled_dot_product_attention(q, cache.k, cache.v, attn_mask=mask)
         # A query without any allowed key (a padding frame) is 0/0 in
         # softmax; the layer's contract, like moss's, is zeros.
         return torch.where(mask.any(dim=-1, keepdim=True), out, 0.0)
@@ -102,12 +104,14 @@ class ReferenceKernels:
 
 
 class MossKernels:
-    """moss::streaming_attention and two moss::ffn_gemm calls."""
+    """moss::streaming_attention_positions (the mask built in the kernel from
+    the ring's slot positions) and two moss::ffn_gemm calls."""
 
     name = "moss"
 
-    def attention(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
-        return ops.streaming_attention(q, k, v, mask)
+    def attention(self, q: Tensor, cache: RingKvCache, positions: Tensor, live: Tensor) -> Tensor:
+        return ops.streaming_attention_positions(q, cache.k, cache.v, cache.slot_positions,
+                                                 cache.query_positions(positions, live))
 
     def feed_forward(self, normed: Tensor, residual: Tensor, p: DecoderLayerParams) -> Tensor:
         hidden = ops.ffn_gemm(normed, p.linear1.weight, None, None, _GELU)
@@ -132,8 +136,8 @@ class StreamingDecoderLayer(nn.Module):
         qkv = p.in_proj(p.norm1(x)).view(batch, length, 3, p.num_heads, p.head_dim)
         q = apply_rope(qkv[:, :, 0], positions)
         k = apply_rope(qkv[:, :, 1], positions)
-        mask = self.cache.append(k, qkv[:, :, 2], positions, live)
-        attended = self.kernels.attention(q.transpose(1, 2), self.cache.k, self.cache.v, mask)
+        self.cache.append(k, qkv[:, :, 2], positions, live)
+        attended = self.kernels.attention(q.transpose(1, 2), self.cache, positions, live)
         # [B,H,T,D] -> [B,T,H*D]: free for moss's [B,T,H,D] storage.
         attended = attended.transpose(1, 2).reshape(batch, length, d_model)
         h = x + p.layer_scale_1 * p.out_proj(attended)

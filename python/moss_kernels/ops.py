@@ -2,6 +2,8 @@
 
     moss::ffn_gemm(x, w, scale, residual, mode) -> out [..., N]
     moss::streaming_attention(q, k, v, mask, skip_empty_tiles=False) -> out [B,H,T,D]
+    moss::streaming_attention_positions(q, k, v, slot_positions, query_positions,
+                                        skip_empty_tiles=False) -> out [B,H,T,D]
 
 Each op is one opaque call into libmoss_runtime on the current CUDA stream;
 the runtime picks the generated kernel or the cuBLASLt fallback by shape, so
@@ -202,15 +204,21 @@ def streaming_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor, skip_empt
     out = _bthd_output(q)
     if out.numel() == 0:
         return out
+    return _run_attention(q, k, v, out, skip_empty_tiles,
+                          # bool is one byte: element strides are the byte strides the C API wants.
+                          mask=mask.data_ptr(), mask_stride=_outer_strides(mask, (0, 2, 3)))
+
+
+def _run_attention(q: Tensor, k: Tensor, v: Tensor, out: Tensor, skip_empty_tiles: bool, **mask_form) -> Tensor:
+    """One moss_streaming_attention call; `mask_form` names the mask's fields."""
     b, h, t, d = q.shape
     args = _capi.AttentionArgs(
         B=b, H=h, T=t, S=k.shape[2], D=d,
         q=q.data_ptr(), q_stride=_outer_strides(q, (0, 1, 2)) + (q.stride(3),),
         k=k.data_ptr(), k_stride=_outer_strides(k, (0, 1, 2)) + (k.stride(3),),
         v=v.data_ptr(), v_stride=_outer_strides(v, (0, 1, 2)) + (v.stride(3),),
-        # bool is one byte: element strides are the byte strides the C API wants.
-        mask=mask.data_ptr(), mask_stride=_outer_strides(mask, (0, 2, 3)),
         out=out.data_ptr(), layout=_capi.Layout.BTHD, skip_empty_tiles=int(skip_empty_tiles), scale=0.0,
+        **mask_form,
     )
     handle = load_runtime(q.device)
     stream = torch.cuda.current_stream(q.device).cuda_stream
@@ -222,4 +230,62 @@ def streaming_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor, skip_empt
 @streaming_attention.register_fake
 def _streaming_attention_fake(q: Tensor, k: Tensor, v: Tensor, mask: Tensor, skip_empty_tiles: bool = False) -> Tensor:
     _check_attention(q, k, v, mask)
+    return _bthd_output(q)
+
+
+# ------------------------------------------ streaming_attention_positions ---
+
+
+def _check_attention_positions(q: Tensor, k: Tensor, v: Tensor, slot_positions: Tensor,
+                               query_positions: Tensor) -> None:
+    """Metadata checks shared by the real and the fake implementation."""
+    op = "moss::streaming_attention_positions"
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        _check_dtype(op, name, t)
+        if t.dim() != 4:
+            _fail(op, f"{name} must be 4-d, got shape {tuple(t.shape)}")
+    for name, t in (("slot_positions", slot_positions), ("query_positions", query_positions)):
+        _check_dtype(op, name, t, torch.int64)
+    b, h, t_len, d = q.shape
+    s = k.shape[2]
+    if tuple(k.shape) != (b, h, s, d) or tuple(v.shape) != tuple(k.shape):
+        _fail(op, f"k and v must be [B, H, S, D] = [{b}, {h}, S, {d}], got {tuple(k.shape)} and {tuple(v.shape)}")
+    if tuple(slot_positions.shape) != (b, s):
+        _fail(op, f"slot_positions must be [B, S] = [{b}, {s}], got {tuple(slot_positions.shape)}")
+    if tuple(query_positions.shape) != (b, t_len):
+        _fail(op, f"query_positions must be [B, T] = [{b}, {t_len}], got {tuple(query_positions.shape)}")
+    for name, t in (("slot_positions", slot_positions), ("query_positions", query_positions)):
+        if t.shape[1] > 1 and t.stride(1) != 1:
+            _fail(op, f"{name} must be contiguous along its last dim, got strides {t.stride()}")
+
+
+@torch.library.custom_op("moss::streaming_attention_positions", mutates_args=(), tags=_TAGS)
+def streaming_attention_positions(q: Tensor, k: Tensor, v: Tensor, slot_positions: Tensor, query_positions: Tensor,
+                                  skip_empty_tiles: bool = False) -> Tensor:
+    """streaming_attention with the mask built in the kernel from positions.
+
+    slot_positions [B,S] int64: the absolute position of the frame each
+    ring slot holds (negative: empty); query_positions [B,T] int64: each
+    query frame's position (negative: a padding frame, whose row is zero).
+    Key s is allowed for query t where 0 <= slot_positions[b,s] <=
+    query_positions[b,t] < slot_positions[b,s] + S: RingKvCache.mask's rule,
+    with the same result bit for bit and no [B,1,T,S] mask built.
+    """
+    _check_attention_positions(q, k, v, slot_positions, query_positions)
+    _check_placement("moss::streaming_attention_positions", {
+        "q": q, "k": k, "v": v, "slot_positions": slot_positions, "query_positions": query_positions})
+    out = _bthd_output(q)
+    if out.numel() == 0:
+        return out
+    return _run_attention(q, k, v, out, skip_empty_tiles,
+                          slot_positions=slot_positions.data_ptr(),
+                          slot_positions_stride_b=_outer_strides(slot_positions, (0,))[0],
+                          query_positions=query_positions.data_ptr(),
+                          query_positions_stride_b=_outer_strides(query_positions, (0,))[0])
+
+
+@streaming_attention_positions.register_fake
+def _streaming_attention_positions_fake(q: Tensor, k: Tensor, v: Tensor, slot_positions: Tensor,
+                                        query_positions: Tensor, skip_empty_tiles: bool = False) -> Tensor:
+    _check_attention_positions(q, k, v, slot_positions, query_positions)
     return _bthd_output(q)

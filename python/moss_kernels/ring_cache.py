@@ -3,8 +3,10 @@
 Each batch row keeps the keys and values of its stream's last `capacity`
 frames; the frame at absolute position p lives in slot p % capacity, and
 slot_positions remembers which position each slot holds (-1: empty). The
-bool mask [B,1,T,S] is derived from those positions alone, so the ring's wrap
-and a recycled row (a new stream in a released slot) need no data movement.
+mask is derived from those positions alone (as a bool [B,1,T,S] tensor by
+`mask`, or inside moss's kernel from slot_positions and `query_positions`),
+so the ring's wrap and a recycled row (a new stream in a released slot) need
+no data movement.
 Everything is tensor code on the cache's device: it runs inside CUDA graphs
 and torch.compile'd steps; only `release` and `reset` are called between
 steps.
@@ -27,8 +29,9 @@ class RingKvCache(nn.Module):
         self.register_buffer("v", torch.zeros(batch, heads, capacity, head_dim, device=device, dtype=dtype))
         self.register_buffer("slot_positions", torch.full((batch, capacity), -1, device=device, dtype=torch.int64))
 
-    def append(self, k: Tensor, v: Tensor, positions: Tensor, live: Tensor) -> Tensor:
-        """Writes a chunk's frames and returns the chunk's attention mask.
+    def append(self, k: Tensor, v: Tensor, positions: Tensor, live: Tensor) -> None:
+        """Writes a chunk's frames (then `mask` or `query_positions` give the
+        chunk's attention mask).
 
         k, v [B,T,H,D]; positions [B,T] absolute (consecutive per row, so the
         chunk's slots are distinct while T <= capacity); live [B,T] False for
@@ -46,7 +49,6 @@ class RingKvCache(nn.Module):
         # `capacity` positions back, which the chunk's write would have
         # evicted for a live frame too.
         self.slot_positions.scatter_(1, slots, torch.where(live, positions, -1))
-        return self.mask(positions, live)
 
     def mask(self, positions: Tensor, live: Tensor) -> Tensor:
         """[B,1,T,S]: slot s holds a frame of this row's stream that is not
@@ -54,6 +56,12 @@ class RingKvCache(nn.Module):
         key = self.slot_positions[:, None, None, :]
         age = positions[:, None, :, None] - key
         return (key >= 0) & (age >= 0) & (age < self.capacity) & live[:, None, :, None]
+
+    @staticmethod
+    def query_positions(positions: Tensor, live: Tensor) -> Tensor:
+        """[B,T] int64 for moss::streaming_attention_positions: a padding
+        frame's position is -1, so its row sees no key (as in `mask`)."""
+        return torch.where(live, positions, -1)
 
     def release(self, row: int) -> None:
         """The row's stream ended: its slot serves a new stream from position 0."""

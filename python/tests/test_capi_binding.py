@@ -41,7 +41,8 @@ int main(void) {
   printf("sizeof %zu\n", sizeof(moss_attention_args));
   FIELD(B) FIELD(H) FIELD(T) FIELD(S) FIELD(D) FIELD(q) FIELD(q_stride) FIELD(k)
   FIELD(k_stride) FIELD(v) FIELD(v_stride) FIELD(mask) FIELD(mask_stride) FIELD(out)
-  FIELD(layout) FIELD(skip_empty_tiles) FIELD(scale)
+  FIELD(layout) FIELD(skip_empty_tiles) FIELD(scale) FIELD(slot_positions)
+  FIELD(slot_positions_stride_b) FIELD(query_positions) FIELD(query_positions_stride_b)
   return 0;
 }
 """

@@ -9,7 +9,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import moss_kernels  # noqa: E402
-from moss_kernels import Epilogue, MossError, MossStatus, ffn_gemm, streaming_attention  # noqa: E402
+from moss_kernels import (  # noqa: E402
+    Epilogue, MossError, MossStatus, ffn_gemm, streaming_attention, streaming_attention_positions)
+from moss_kernels.ring_cache import RingKvCache  # noqa: E402
 from numerics import attention_reference, gemm_reference, relative_l2  # noqa: E402
 
 BF16 = torch.bfloat16
@@ -102,6 +104,53 @@ def test_streaming_attention_matches_reference(cuda_device, b, h, t, s):
     # Any mask strides: a broadcast (stride-0) mask gives the same bits.
     shared = mask[:1].expand(b, 1, t, s)
     assert torch.equal(streaming_attention(q, k, v, shared), streaming_attention(q, k, v, shared.contiguous()))
+
+
+def _ring_operands(b, h, t, s, device, seed=0):
+    """A ring cache after a few chunks: wrapped slots, empty slots, a
+    released row and padding frames; positions as RingKvCache keeps them."""
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    cache = RingKvCache(b, h, s, 64, device=device)
+    start = torch.randint(0, 3 * s, (b,), generator=gen)
+    start[0] = 0  # a fresh stream: most slots still empty
+    for chunk in range(3):
+        positions = (start[:, None] + chunk * t + torch.arange(t)[None, :]).to(device)
+        live = torch.rand(b, t, generator=gen) > 0.1
+        live[:, 0] = True
+        live = live.to(device)
+        kv = torch.randn(b, t, h, 64, generator=gen).to(device=device, dtype=BF16)
+        cache.append(kv, kv, positions, live)
+    q = torch.randn(b, t, h, 64, generator=gen).to(device=device, dtype=BF16).transpose(1, 2)
+    return q, cache, positions, live
+
+
+@pytest.mark.parametrize("b,h,t,s", [(1, 12, 1, 250), (4, 12, 2, 400), (2, 20, 15, 125), (3, 12, 60, 400),
+                                     (2, 12, 240, 400), (64, 12, 8, 400)])
+def test_attention_from_positions_equals_the_bool_mask(cuda_device, b, h, t, s):
+    """The kernel's mask from positions is RingKvCache.mask bit for bit, so
+    the two calls give the same bits (and padding rows are zeros)."""
+    q, cache, positions, live = _ring_operands(b, h, t, s, cuda_device, seed=b * 1000 + t)
+    mask = cache.mask(positions, live)
+    query = RingKvCache.query_positions(positions, live)
+    out = streaming_attention_positions(q, cache.k, cache.v, cache.slot_positions, query)
+    assert torch.equal(out, streaming_attention(q, cache.k, cache.v, mask))
+    assert torch.equal(streaming_attention_positions(q, cache.k, cache.v, cache.slot_positions, query,
+                                                     skip_empty_tiles=True), out)
+    assert relative_l2(out, attention_reference(q, cache.k, cache.v, mask)) < 1e-2
+    padding = ~live
+    assert torch.equal(out.transpose(1, 2)[padding], torch.zeros_like(out.transpose(1, 2)[padding]))
+
+
+def test_attention_from_positions_rejects_bad_inputs(cuda_device):
+    q, cache, positions, live = _ring_operands(2, 12, 4, 64, cuda_device)
+    query = RingKvCache.query_positions(positions, live)
+    with pytest.raises(TypeError, match="slot_positions must be torch.int64"):
+        streaming_attention_positions(q, cache.k, cache.v, cache.slot_positions.int(), query)
+    with pytest.raises(ValueError, match=r"query_positions must be \[B, T\]"):
+        streaming_attention_positions(q, cache.k, cache.v, cache.slot_positions, query[:, :2])
+    with pytest.raises(ValueError, match="contiguous along its last dim"):
+        wide = torch.zeros(2, 128, device=cuda_device, dtype=torch.int64)[:, ::2]
+        streaming_attention_positions(q, cache.k, cache.v, wide, query)
 
 
 def test_streaming_attention_does_not_depend_on_earlier_calls(cuda_device):

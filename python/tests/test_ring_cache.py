@@ -12,7 +12,8 @@ def _append(cache, start, length, live=None, batch=1):
     positions = (start + torch.arange(length)).repeat(batch, 1)
     live = torch.ones(batch, length, dtype=torch.bool) if live is None else live
     kv = torch.randn(batch, length, 2, 8).to(torch.bfloat16)
-    return cache.append(kv, kv, positions, live), positions
+    cache.append(kv, kv, positions, live)
+    return cache.mask(positions, live), positions
 
 
 def _visible(mask, row, t, cache):
@@ -44,9 +45,17 @@ def test_released_slot_starts_a_fresh_stream():
     cache.release(1)
     positions = torch.tensor([[5, 6], [0, 1]])
     kv = torch.randn(2, 2, 2, 8).to(torch.bfloat16)
-    mask = cache.append(kv, kv, positions, torch.ones(2, 2, dtype=torch.bool))
+    live = torch.ones(2, 2, dtype=torch.bool)
+    cache.append(kv, kv, positions, live)
+    mask = cache.mask(positions, live)
     assert _visible(mask, 0, 1, cache) == list(range(7))
     assert _visible(mask, 1, 1, cache) == [0, 1]  # nothing of the old stream
+
+
+def test_query_positions_mark_padding_frames():
+    positions = torch.tensor([[7, 8, 9]])
+    live = torch.tensor([[True, False, True]])
+    assert RingKvCache.query_positions(positions, live).tolist() == [[7, -1, 9]]
 
 
 @pytest.mark.parametrize("batch", [1, 4])

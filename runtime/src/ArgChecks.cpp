@@ -13,6 +13,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace moss::runtime {
 namespace {
@@ -143,12 +144,35 @@ Status checkAttentionArgs(const moss_attention_args &a) {
     const char *name;
     const void *pointer;
   };
-  const Operand pointers[] = {
-      {"q", a.q}, {"k", a.k}, {"v", a.v}, {"mask", a.mask}, {"out", a.out}};
-  for (const Operand &op : pointers)
+  // The mask comes from a bool mask or from positions, never both.
+  const bool positions = a.slot_positions || a.query_positions;
+  if (positions && a.mask)
+    return invalidArgument(where + "mask and slot_positions/query_positions "
+                                   "are both given: pass one form of the "
+                                   "mask");
+  const Operand pointers[] = {{"q", a.q},
+                              {"k", a.k},
+                              {"v", a.v},
+                              {"out", a.out},
+                              {"mask", a.mask},
+                              {"slot_positions", a.slot_positions},
+                              {"query_positions", a.query_positions}};
+  for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[3]})
     if (!op.pointer)
       return invalidArgument(where + op.name + " is NULL");
-  for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[4]})
+  if (!positions && !a.mask)
+    return invalidArgument(where + "mask is NULL (pass a mask, or "
+                                   "slot_positions and query_positions)");
+  for (const Operand &op : {pointers[5], pointers[6]})
+    if (positions && !op.pointer)
+      return invalidArgument(where + op.name +
+                             " is NULL (the mask from positions needs "
+                             "slot_positions and query_positions)");
+  for (const Operand &op : {pointers[5], pointers[6]})
+    if (op.pointer && reinterpret_cast<uintptr_t>(op.pointer) % 8)
+      return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
+                             " is not 8-byte aligned (int64)");
+  for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[3]})
     if (reinterpret_cast<uintptr_t>(op.pointer) % kPointerAlign)
       return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
                              " is not 16-byte aligned (the kernel copies "
@@ -164,6 +188,10 @@ Status checkAttentionArgs(const moss_attention_args &a) {
   const int64_t qSizes[] = {a.B, a.H, a.T, a.D};
   const int64_t kvSizes[] = {a.B, a.H, a.S, a.D};
   const int64_t maskSizes[] = {a.B, a.T, a.S};
+  // Positions: int64 [B,S] and [B,T], each row contiguous.
+  const int64_t slotSizes[] = {a.B, a.S}, querySizes[] = {a.B, a.T};
+  const int64_t slotStrides[] = {a.slot_positions_stride_b, 1};
+  const int64_t queryStrides[] = {a.query_positions_stride_b, 1};
   struct Strided {
     const char *name;
     const void *pointer;
@@ -172,17 +200,27 @@ Status checkAttentionArgs(const moss_attention_args &a) {
     int rank;
     int64_t elementBytes;
   };
-  const Strided tensors[] = {{"q", a.q, qSizes, a.q_stride, 4, 2},
-                             {"k", a.k, kvSizes, a.k_stride, 4, 2},
-                             {"v", a.v, kvSizes, a.v_stride, 4, 2},
-                             {"mask", a.mask, maskSizes, a.mask_stride, 3, 1}};
-  Extent extents[4];
-  for (int i = 0; i < 4; ++i) {
+  const Strided kv[] = {{"q", a.q, qSizes, a.q_stride, 4, 2},
+                        {"k", a.k, kvSizes, a.k_stride, 4, 2},
+                        {"v", a.v, kvSizes, a.v_stride, 4, 2}};
+  const Strided mask[] = {{"mask", a.mask, maskSizes, a.mask_stride, 3, 1}};
+  const Strided byPositions[] = {
+      {"slot_positions", a.slot_positions, slotSizes, slotStrides, 2, 8},
+      {"query_positions", a.query_positions, querySizes, queryStrides, 2, 8}};
+  std::vector<Strided> tensors(std::begin(kv), std::end(kv));
+  if (positions)
+    tensors.insert(tensors.end(), std::begin(byPositions),
+                   std::end(byPositions));
+  else
+    tensors.insert(tensors.end(), std::begin(mask), std::end(mask));
+  std::vector<Extent> extents(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
     const Strided &t = tensors[i];
     for (int d = 0; d < t.rank; ++d)
       if (t.strides[d] < 0)
-        return invalidArgument(where + t.name + " stride " + std::to_string(d) +
-                               " is negative");
+        return invalidArgument(
+            where + t.name + (t.rank == 2 ? "_stride_b" : " stride ") +
+            (t.rank == 2 ? "" : std::to_string(d)) + " is negative");
     if (t.rank == 4 && t.strides[3] != 1)
       return invalidArgument(where + t.name +
                              " must be contiguous in D (stride[3] == 1)");

@@ -132,6 +132,15 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
   set(P::Splits, &splits);
   set(P::KMap, &kMap);
   set(P::VMap, &vMap);
+  // The positions functions read these, the mask functions `mask`.
+  const void *slotPositions = a.slot_positions,
+             *queryPositions = a.query_positions;
+  int64_t slotStride = a.slot_positions_stride_b,
+          queryStride = a.query_positions_stride_b;
+  set(P::SlotPositions, &slotPositions);
+  set(P::SlotPositionsStrideB, &slotStride);
+  set(P::QueryPositions, &queryPositions);
+  set(P::QueryPositionsStrideB, &queryStride);
   for (int i = 0; i < config::kAttentionParamCount; ++i)
     if (!params[i])
       return failure(MOSS_ERROR_UNSUPPORTED,
@@ -141,9 +150,11 @@ Status launchAttention(const DriverApi &api, const AttentionKernel &kernel,
 
   // The function of the launch's key-group count (1..4 by the rule), the
   // split one when the keys are split, the TMA one when it copies by TMA
-  // (g4_tma_kv where the launch splits K's and V's mbarriers).
+  // (g4_tma_kv where the launch splits K's and V's mbarriers), the _pos one
+  // when the mask comes from positions.
   size_t fn = static_cast<size_t>(config::attentionFunctionIndex(
-      launch.kvGroups, launch.splits > 1, tma, tma && launch.splitKvBarriers));
+      launch.kvGroups, launch.splits > 1, tma, tma && launch.splitKvBarriers,
+      a.slot_positions != nullptr));
   CUlaunchConfig cfg = {};
   cfg.gridDimX = static_cast<unsigned>(launch.gridX);
   cfg.gridDimY = static_cast<unsigned>(launch.gridY);

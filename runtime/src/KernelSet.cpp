@@ -180,7 +180,7 @@ Status checkAttentionRecord(const KernelSet &set, AttentionKernel &kernel) {
                "\", then \"g1_split\" .. \"g" +
                std::to_string(config::kAttentionMaxKvGroups) +
                "_split\", then \"g4_tma\", \"g2_tma\", \"g1_tma\" and "
-               "\"g4_tma_kv\")");
+               "\"g4_tma_kv\", then each with \"_pos\")");
   for (size_t i = 0; i < count; ++i) {
     const config::KernelFunctionRecord &fn = rec.functions[i];
     std::string field = "field \"functions[" + std::to_string(i) + "].";

@@ -68,7 +68,8 @@ OwningOpRef<ModuleOp> moss::aot::buildAttentionEntryModule(MLIRContext &ctx) {
   b.setInsertionPointToStart(body);
   auto attention = StreamingAttentionOp::create(
       b, loc, q, body->getArgument(0), body->getArgument(1),
-      body->getArgument(2), body->getArgument(3), AttentionLayout::bthd,
+      body->getArgument(2), body->getArgument(3), /*slot_positions=*/Value(),
+      /*query_positions=*/Value(), AttentionLayout::bthd,
       /*skip_empty_tiles=*/false, /*scale=*/FloatAttr());
   func::ReturnOp::create(b, loc, attention.getResult());
   return module;

@@ -593,11 +593,11 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionKernelSymbol({4, false, true, true}),
             "streaming_attention_d64_g4_tma_kv");
   EXPECT_EQ(attentionKernelRole({4, false, true, true}), "g4_tma_kv");
-  EXPECT_EQ(attentionFunctionIndex(4, false, true), kAttentionFunctions - 4);
-  EXPECT_EQ(attentionFunctionIndex(2, false, true), kAttentionFunctions - 3);
-  EXPECT_EQ(attentionFunctionIndex(1, false, true), kAttentionFunctions - 2);
-  EXPECT_EQ(attentionFunctionIndex(4, false, true, true),
-            kAttentionFunctions - 1);
+  const int64_t mask = kAttentionMaskFunctions;
+  EXPECT_EQ(attentionFunctionIndex(4, false, true), mask - 4);
+  EXPECT_EQ(attentionFunctionIndex(2, false, true), mask - 3);
+  EXPECT_EQ(attentionFunctionIndex(1, false, true), mask - 2);
+  EXPECT_EQ(attentionFunctionIndex(4, false, true, true), mask - 1);
   EXPECT_EQ(attentionFunctionIndex(1, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(4, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(2, true, true), -1);
@@ -606,15 +606,15 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionFunctionIndex(4, false, false, true), -1);
   EXPECT_EQ(attentionFunctionIndex(2, false, true, true), -1);
   EXPECT_EQ(attentionFunctionIndex(4, true, true, true), -1);
-  for (int64_t i = kAttentionFunctions - 4; i < kAttentionFunctions; ++i) {
+  for (int64_t i = mask - 4; i < mask; ++i) {
     AttentionFunction f = attentionFunctionAt(i);
     EXPECT_TRUE(f.tma) << i;
     EXPECT_FALSE(f.split) << i;
-    EXPECT_EQ(f.splitKv, i == kAttentionFunctions - 1) << i;
+    EXPECT_EQ(f.splitKv, i == mask - 1) << i;
   }
-  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 3).kvGroups, 2);
-  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 2).kvGroups, 1);
-  EXPECT_EQ(attentionFunctionAt(kAttentionFunctions - 1).kvGroups, 4);
+  EXPECT_EQ(attentionFunctionAt(mask - 3).kvGroups, 2);
+  EXPECT_EQ(attentionFunctionAt(mask - 2).kvGroups, 1);
+  EXPECT_EQ(attentionFunctionAt(mask - 1).kvGroups, 4);
   // One-pass functions first, then the split ones, each by G.
   EXPECT_EQ(attentionFunctionIndex(1, false), 0);
   EXPECT_EQ(attentionFunctionIndex(4, false), 3);
@@ -622,10 +622,21 @@ TEST(AttentionLaunchTest, OnePassAndSplitFunctionPerKeyGroupCount) {
   EXPECT_EQ(attentionFunctionIndex(4, true), 7);
   for (int64_t i = 0; i < kAttentionFunctions; ++i) {
     AttentionFunction f = attentionFunctionAt(i);
-    EXPECT_EQ(attentionFunctionIndex(f.kvGroups, f.split, f.tma, f.splitKv), i);
+    EXPECT_EQ(attentionFunctionIndex(f.kvGroups, f.split, f.tma, f.splitKv,
+                                     f.positions),
+              i);
+    EXPECT_EQ(f.positions, i >= mask) << i;
   }
   EXPECT_EQ(attentionFunctionAt(5).kvGroups, 2);
   EXPECT_TRUE(attentionFunctionAt(5).split);
+  // The positions functions: the same launches, kAttentionMaskFunctions on.
+  EXPECT_EQ(attentionFunctionIndex(2, true, false, false, true), mask + 5);
+  EXPECT_EQ(attentionFunctionIndex(4, false, true, true, true),
+            kAttentionFunctions - 1);
+  EXPECT_EQ(attentionFunctionIndex(3, false, true, false, true), -1);
+  EXPECT_EQ(attentionKernelRole(attentionFunctionAt(mask + 5)), "g2_split_pos");
+  EXPECT_EQ(attentionKernelSymbol(attentionFunctionAt(kAttentionFunctions - 1)),
+            "streaming_attention_d64_g4_tma_kv_pos");
 }
 
 } // namespace

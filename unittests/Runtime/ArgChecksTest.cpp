@@ -249,6 +249,53 @@ TEST(AttentionArgChecks, OutMayTouchButNotOverlapItsInputs) {
   EXPECT_TRUE(checkAttentionArgs(a).ok()) << checkAttentionArgs(a).message;
 }
 
+/// validAttention with the mask from positions: slot positions [2, 32] and
+/// query positions [2, 4], int64, rows contiguous.
+moss_attention_args positionsAttention() {
+  moss_attention_args a = validAttention();
+  a.mask = nullptr;
+  a.slot_positions = static_cast<const int64_t *>(at(0x600000));
+  a.slot_positions_stride_b = 32;
+  a.query_positions = static_cast<const int64_t *>(at(0x700000));
+  a.query_positions_stride_b = 4;
+  return a;
+}
+
+TEST(AttentionArgChecks, MaskFromPositions) {
+  moss_attention_args a = positionsAttention();
+  EXPECT_TRUE(checkAttentionArgs(a).ok()) << checkAttentionArgs(a).message;
+  a.slot_positions_stride_b = 0; // one table for every row
+  EXPECT_TRUE(checkAttentionArgs(a).ok()) << checkAttentionArgs(a).message;
+  a = positionsAttention();
+  a.mask = at(0x400000);
+  EXPECT_TRUE(rejects(checkAttentionArgs(a),
+                      "mask and slot_positions/query_positions are both "
+                      "given"));
+  a = positionsAttention();
+  a.query_positions = nullptr;
+  EXPECT_TRUE(rejects(checkAttentionArgs(a),
+                      "query_positions is NULL (the mask from positions "
+                      "needs slot_positions and query_positions)"));
+  a = positionsAttention();
+  a.slot_positions = nullptr;
+  EXPECT_TRUE(rejects(checkAttentionArgs(a), "slot_positions is NULL"));
+  a = positionsAttention();
+  a.slot_positions = static_cast<const int64_t *>(at(0x600004));
+  EXPECT_TRUE(rejects(checkAttentionArgs(a),
+                      "slot_positions = 0x600004 is not 8-byte aligned"));
+  a = positionsAttention();
+  a.query_positions_stride_b = -4;
+  EXPECT_TRUE(
+      rejects(checkAttentionArgs(a), "query_positions_stride_b is negative"));
+  a = positionsAttention();
+  a.out = mutableAt(0x700000 - kOutBytes + 16); // 16 bytes on the positions
+  EXPECT_TRUE(rejects(checkAttentionArgs(a), "out overlaps query_positions"));
+  a = positionsAttention();
+  a.slot_positions = static_cast<const int64_t *>(at(kTop - 255));
+  EXPECT_TRUE(rejects(checkAttentionArgs(a), "slot_positions strides run past "
+                                             "the end of the address space"));
+}
+
 TEST(AttentionArgChecks, RangesPastTheAddressSpace) {
   moss_attention_args a = validAttention();
   a.k_stride[0] = INT64_MAX - 7; // batch 1 of k starts 2^64 - 16 bytes on

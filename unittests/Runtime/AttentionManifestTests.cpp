@@ -173,7 +173,7 @@ TEST(AttentionManifest, ArgsMustMatchTheAbi) {
       [](config::Manifest &m) { std::swap(rec(m).args[22], rec(m).args[23]); },
       "\"args[22]\" is \"flags\", expected \"layout\"");
   expectManifestError([](config::Manifest &m) { rec(m).args.pop_back(); },
-                      "\"args\" has 26 entries, expected 27");
+                      "\"args\" has 30 entries, expected 31");
   // An ABI 4 record still naming the workspace.
   expectManifestError(
       [](config::Manifest &m) {
@@ -191,24 +191,30 @@ TEST(AttentionManifest, OnePassAndSplitFunctionPerKeyGroupCount) {
       [](config::Manifest &m) {
         rec(m).functions = {function(rec(m).name, "main", 128)};
       },
-      "\"functions\" has 1 entries, expected 12 (roles \"g1\" .. \"g4\", "
+      "\"functions\" has 1 entries, expected 24 (roles \"g1\" .. \"g4\", "
       "then \"g1_split\" .. \"g4_split\", then \"g4_tma\", \"g2_tma\", "
-      "\"g1_tma\" and \"g4_tma_kv\")");
+      "\"g1_tma\" and \"g4_tma_kv\", then each with \"_pos\")");
   // An ABI 5 record: the four functions that served both.
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(4); },
-                      "\"functions\" has 4 entries, expected 12");
+                      "\"functions\" has 4 entries, expected 24");
   // An ABI 9 record: no TMA function.
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(8); },
-                      "\"functions\" has 8 entries, expected 12");
+                      "\"functions\" has 8 entries, expected 24");
   // An ABI 11 record: no g2_tma (nor g1_tma).
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(9); },
-                      "\"functions\" has 9 entries, expected 12");
+                      "\"functions\" has 9 entries, expected 24");
   // An ABI 12 record: no g1_tma (nor g4_tma_kv).
   expectManifestError([](config::Manifest &m) { rec(m).functions.resize(10); },
-                      "\"functions\" has 10 entries, expected 12");
+                      "\"functions\" has 10 entries, expected 24");
   // An ABI 13 record: no g4_tma_kv.
-  expectManifestError([](config::Manifest &m) { rec(m).functions.pop_back(); },
-                      "\"functions\" has 11 entries, expected 12");
+  expectManifestError([](config::Manifest &m) { rec(m).functions.resize(11); },
+                      "\"functions\" has 11 entries, expected 24");
+  // An ABI 14 record: no positions functions.
+  expectManifestError([](config::Manifest &m) { rec(m).functions.resize(12); },
+                      "\"functions\" has 12 entries, expected 24");
+  expectManifestError(
+      [](config::Manifest &m) { rec(m).functions[12].role = "g1"; },
+      "\"functions[12].role\" is \"g1\", expected \"g1_pos\"");
   expectManifestError(
       [](config::Manifest &m) { rec(m).functions[9].role = "g4_tma"; },
       "\"functions[9].role\" is \"g4_tma\", expected \"g2_tma\"");

@@ -51,7 +51,7 @@ constexpr const char *kAttentionKernelName = "streaming_attention_d64";
 /// two-group launches by the TMA engine (no copy warps). 13: an eleventh,
 /// g1_tma, the same for one group (long walks of long chunks). 14: a
 /// twelfth, g4_tma_kv, g4_tma with K and V on mbarriers of their own.
-constexpr int64_t kAttentionAbiVersion = 14;
+constexpr int64_t kAttentionAbiVersion = 15;
 /// Bits of the kernel's `flags` parameter.
 constexpr int64_t kAttentionFlagSkipEmptyTiles = 1;
 constexpr int64_t kAttentionFlagEarlyTrigger = 2;
@@ -74,7 +74,11 @@ constexpr int64_t kAttentionMaxKvGroups = 4;
 /// K and V on mbarriers of their own (AttentionLaunch::splitKvBarriers),
 /// apart so that g4_tma keeps its code (with both behind a flag bit in one
 /// function its small grids got slower).
-constexpr int64_t kAttentionFunctions = 2 * kAttentionMaxKvGroups + 4;
+constexpr int64_t kAttentionMaskFunctions = 2 * kAttentionMaxKvGroups + 4;
+/// ABI 15 adds the same twelve again, reading the mask from positions
+/// (slot_positions, query_positions) instead of a bool mask: separate
+/// functions, so that the mask functions keep their code and registers.
+constexpr int64_t kAttentionFunctions = 2 * kAttentionMaskFunctions;
 /// One slot of dynamic shared memory holds a key tile's K then its V.
 constexpr int64_t kAttentionSlotBytes = 2 * 64 * 64 * 2;
 /// Slots of a launch: groups * stages <= 4 (stages = 2 for <= 2 groups).
@@ -171,9 +175,11 @@ int64_t attentionStages(int64_t kvGroups);
 /// with `tma` the function that copies K and V by the TMA engine, 8 for four
 /// groups, 9 for two and 10 for one (only for
 /// attentionHasTmaCopies(kvGroups, split); -1 otherwise); with `tma` and
-/// `splitKv` too, 11, g4_tma_kv (four groups only; -1 otherwise).
+/// `splitKv` too, 11, g4_tma_kv (four groups only; -1 otherwise). With
+/// `positions`, the function of the same launch that builds the mask from
+/// positions: kAttentionMaskFunctions more.
 int64_t attentionFunctionIndex(int64_t kvGroups, bool split, bool tma = false,
-                               bool splitKv = false);
+                               bool splitKv = false, bool positions = false);
 /// The function at `index` (0 .. kAttentionFunctions - 1) of that list.
 struct AttentionFunction {
   int64_t kvGroups;
@@ -181,12 +187,15 @@ struct AttentionFunction {
   bool tma = false;
   /// g4_tma_kv: K's boxes complete on one mbarrier, V's on another.
   bool splitKv = false;
+  /// The mask from slot_positions and query_positions, not a bool mask.
+  bool positions = false;
 };
 AttentionFunction attentionFunctionAt(int64_t index);
 /// Symbol of that function: streaming_attention_d64_g<G>,
 /// streaming_attention_d64_g<G>_split, streaming_attention_d64_g<G>_tma or
-/// streaming_attention_d64_g4_tma_kv; its manifest role "g<G>",
-/// "g<G>_split", "g<G>_tma" or "g4_tma_kv".
+/// streaming_attention_d64_g4_tma_kv, each with the suffix _pos for the
+/// positions functions; its manifest role "g<G>", "g<G>_split", "g<G>_tma"
+/// or "g4_tma_kv", likewise.
 std::string attentionKernelSymbol(const AttentionFunction &f);
 std::string attentionKernelRole(const AttentionFunction &f);
 

@@ -41,7 +41,11 @@
   X(Flags, "flags", Int32)                                                     \
   X(Splits, "splits", Int32)                                                   \
   X(KMap, "k_map", TensorMap)                                                  \
-  X(VMap, "v_map", TensorMap)
+  X(VMap, "v_map", TensorMap)                                                  \
+  X(SlotPositions, "slot_positions", GlobalPointer)                            \
+  X(SlotPositionsStrideB, "slot_positions_stride_b", Int64)                    \
+  X(QueryPositions, "query_positions", GlobalPointer)                          \
+  X(QueryPositionsStrideB, "query_positions_stride_b", Int64)
 
 namespace moss::config {
 

@@ -92,7 +92,7 @@ extern "C" {
  * enum or struct here changes incompatibly, so that a binding built against
  * one header (python/moss_kernels) can refuse a library built from another
  * instead of calling it with the wrong layout. */
-#define MOSS_RUNTIME_API_VERSION 1
+#define MOSS_RUNTIME_API_VERSION 2
 
 typedef struct moss_runtime_s *moss_runtime_t;
 
@@ -209,6 +209,15 @@ typedef struct {
   moss_layout_t layout;
   int skip_empty_tiles;
   float scale; /* 0 -> D^-0.5 */
+  /* The mask from positions, instead of `mask` (then NULL): int64
+   * slot_positions [B,S] (S contiguous; the absolute position of the frame
+   * each ring slot holds, negative for an empty slot) and query_positions
+   * [B,T] (T contiguous; negative for a padding frame); strides of b in
+   * elements. NULL both to read `mask`. (API version 2 added these.) */
+  const int64_t *slot_positions;
+  int64_t slot_positions_stride_b;
+  const int64_t *query_positions;
+  int64_t query_positions_stride_b;
 } moss_attention_args;
 
 /* Masked attention over a ring KV cache (moss.streaming_attention):
@@ -220,11 +229,13 @@ typedef struct {
  *
  * Requirements (else MOSS_ERROR_INVALID_ARGUMENT, naming the argument):
  *   - B, H, T, S in [1, INT32_MAX], D == 64; T at most 65535 * 64;
- *   - q, k, v, mask and out non-NULL; q, k, v and out 16-byte aligned;
+ *   - q, k, v and out non-NULL, 16-byte aligned; either mask non-NULL, or
+ *     mask NULL and slot_positions and query_positions non-NULL, 8-byte
+ *     aligned, with strides of b >= 0;
  *   - q/k/v: innermost (D) stride 1, the other strides >= 0 and multiples of
  *     8 elements (true for contiguous caches and for q as a view of a fused
  *     [B,T,3,H,D] QKV projection); mask: any alignment, strides >= 0;
- *   - out must not overlap q, k, v or mask;
+ *   - out must not overlap q, k, v, mask or the positions;
  *   - scale finite and >= 0 (0 -> D^-0.5 = 0.125); layout BTHD or BHTD.
  * Precondition (not checked: it would read the data): the v rows of keys
  * the mask hides must hold finite values. A hidden key gets weight exactly 0,
@@ -236,6 +247,12 @@ typedef struct {
  * output projection is a free view; BHTD writes [B,H,T,D]. Both give the
  * same values bit for bit, as do skip_empty_tiles on and off (nonzero: skip
  * key tiles whose mask block is all false; helps sparse histories).
+ *
+ * With positions, key s is allowed for query t of row b where
+ * p = slot_positions[b,s] >= 0, p <= query_positions[b,t] and
+ * query_positions[b,t] - p < S: the ring cache's rule (a query with a
+ * negative position sees no key and gets zeros). The result equals the
+ * bool-mask call's with that mask bit for bit, and no mask is built.
  *
  * Short chunks split the keys across the CTAs of one thread-block cluster
  * (split-KV, flash-decoding style) by the rule

@@ -3,7 +3,8 @@
 // The op becomes the generated attention kernels in the `moss_kernels`
 // gpu.module and, on the host, the output storage ([B,T,H,D] for bthd,
 // returned as the transposed [B,H,T,D] view) and one call of the runtime's
-// moss_streaming_attention, which applies the launch rule of
+// moss_streaming_attention (moss_streaming_attention_positions for the
+// positions form), which applies the launch rule of
 // moss::config::deriveAttentionLaunch (docs/kernel-abi.md) to the run-time
 // sizes and launches one of the kernels' functions.
 //
@@ -11,10 +12,10 @@
 #include "HostCall.h"
 #include "KernelModule.h"
 #include "moss/Config/AttentionLaunch.h"
-#include "moss/Kernels/AttentionKernelBuilder.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Conversion/Passes.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"
+#include "moss/Kernels/AttentionKernelBuilder.h"
 
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/SymbolTable.h"
@@ -73,18 +74,26 @@ struct AttentionToGPU : OpConversionPattern<StreamingAttentionOp> {
                                          AffineMapAttr::get(swapHT));
     }
 
+    // The mask operand, or the slot and query positions: the runtime entry
+    // of that form.
     Type i32 = rw.getI32Type();
-    Value args[] = {q,
-                    dynamicBufferOf(rw, loc, adaptor.getK()),
-                    dynamicBufferOf(rw, loc, adaptor.getV()),
-                    dynamicBufferOf(rw, loc, adaptor.getMask()),
-                    castToDynamicShape(rw, loc, storage),
-                    arith::ConstantOp::create(
-                        rw, loc, rw.getF32FloatAttr(op.getSoftmaxScale())),
-                    arith::ConstantIntOp::create(rw, loc, i32, bthd ? 0 : 1),
-                    arith::ConstantIntOp::create(
-                        rw, loc, i32, op.getSkipEmptyTiles() ? 1 : 0)};
-    emitRuntimeCall(rw, loc, top, kRuntimeAttentionFn, args);
+    SmallVector<Value> args = {q, dynamicBufferOf(rw, loc, adaptor.getK()),
+                               dynamicBufferOf(rw, loc, adaptor.getV())};
+    const bool byPositions = bool(adaptor.getSlotPositions());
+    if (byPositions)
+      args.append({dynamicBufferOf(rw, loc, adaptor.getSlotPositions()),
+                   dynamicBufferOf(rw, loc, adaptor.getQueryPositions())});
+    else
+      args.push_back(dynamicBufferOf(rw, loc, adaptor.getMask()));
+    args.append({castToDynamicShape(rw, loc, storage),
+                 arith::ConstantOp::create(
+                     rw, loc, rw.getF32FloatAttr(op.getSoftmaxScale())),
+                 arith::ConstantIntOp::create(rw, loc, i32, bthd ? 0 : 1),
+                 arith::ConstantIntOp::create(rw, loc, i32,
+                                              op.getSkipEmptyTiles() ? 1 : 0)});
+    emitRuntimeCall(
+        rw, loc, top,
+        byPositions ? kRuntimeAttentionPositionsFn : kRuntimeAttentionFn, args);
     rw.replaceOp(op, bufferization::ToTensorOp::create(rw, loc, resultType,
                                                        view, /*restrict=*/true,
                                                        /*writable=*/true));

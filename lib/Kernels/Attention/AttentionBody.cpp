@@ -146,53 +146,65 @@ void AttentionEmitter::emitBody(StringRef smemName) {
                        add(mul(b64, arg(kKStrideB)), mul(h64, arg(kKStrideH))));
   f.vHead = elementPtr(arg(kV), bf16,
                        add(mul(b64, arg(kVStrideB)), mul(h64, arg(kVStrideH))));
-  Value maskHead = elementPtr(arg(kMask), i8, mul(b64, arg(kMaskStrideB)));
-  for (int64_t r = 0; r < 2; ++r)
-    f.maskRow[r] =
-        elementPtr(maskHead, i8, mul(f.safeRow[r], arg(kMaskStrideT)));
+  if (positions) {
+    // The mask from positions (positionMaskBits): the row's slot positions
+    // and the positions of the lane's query rows.
+    f.slotRow = elementPtr(arg(kSlotPositions), i64,
+                           mul(b64, arg(kSlotPositionsStrideB)));
+    Value qRow = elementPtr(arg(kQueryPositions), i64,
+                            mul(b64, arg(kQueryPositionsStrideB)));
+    for (int64_t r = 0; r < 2; ++r)
+      f.qPos[r] = loadReadOnly(i64, elementPtr(qRow, i64, f.safeRow[r]), 8);
+  } else {
+    Value maskHead = elementPtr(arg(kMask), i8, mul(b64, arg(kMaskStrideB)));
+    for (int64_t r = 0; r < 2; ++r)
+      f.maskRow[r] =
+          elementPtr(maskHead, i8, mul(f.safeRow[r], arg(kMaskStrideT)));
+  }
   f.rowBits =
       bitOr(select(rowValid[0], constI32(static_cast<int32_t>(rowMaskBits(0))),
                    constI32(0)),
             select(rowValid[1], constI32(static_cast<int32_t>(rowMaskBits(1))),
                    constI32(0)));
-  // Tiles of a mask contiguous in S load as words (quadMaskWords); full
-  // ones as one 16-byte vector per lane and row when the base and the row
-  // strides are multiples of 16 (a tile starts at a multiple of 64 keys):
-  // S = 400 rows, not S = 125 or 250.
-  f.maskUnitStride =
-      cmp(arith::CmpIPredicate::eq, arg(kMaskStrideS), constI64(1));
-  Value maskBase = LLVM::PtrToIntOp::create(b, loc, i64, arg(kMask));
-  Value alignBits =
-      bitOr(maskBase, bitOr(arg(kMaskStrideB), arg(kMaskStrideT)));
-  f.maskAligned = isZero(bitAnd(alignBits, 15));
-  // The tail tile on the word path too (tailWords), in the one-pass
-  // one-group function (long chunks): its covering words stop at each row's
-  // last word, which the mask's own bytes (the first element to the last,
-  // whatever the strides) must hold whole. Only warps holding the mask's
-  // last row, where that row does not end on a word boundary, take the byte
-  // path instead. Words pay over bytes where a function walks many trips (the
-  // long chunks); in the functions that serve decode steps, a trip or two,
-  // the extra address work of the word path outweighs the loads it saves.
-  if (tailWords) {
-    Value one64 = constI64(1), wordMask = constI64(~int64_t{3});
-    Value lastKey = sub(toI64(s), one64);
-    Value maskEnd = maskBase;
-    const std::pair<KernelArg, KernelArg> dims[] = {
-        {kB, kMaskStrideB}, {kT, kMaskStrideT}, {kS, kMaskStrideS}};
-    for (auto [size, stride] : dims)
-      maskEnd = add(maskEnd, mul(sub(toI64(arg(size)), one64), arg(stride)));
-    Value safeWord = bitAnd(sub(maskEnd, constI64(3)), wordMask);
-    Value inside = constBool(true);
-    for (int64_t r = 0; r < 2; ++r) {
-      f.maskLastWord[r] = bitAnd(
-          add(LLVM::PtrToIntOp::create(b, loc, i64, f.maskRow[r]), lastKey),
-          wordMask);
-      inside = both(
-          inside, cmp(arith::CmpIPredicate::ule, f.maskLastWord[r], safeWord));
+  if (!positions) {
+    // Tiles of a mask contiguous in S load as words (quadMaskWords); full
+    // ones as one 16-byte vector per lane and row when the base and the row
+    // strides are multiples of 16 (a tile starts at a multiple of 64 keys):
+    // S = 400 rows, not S = 125 or 250.
+    f.maskUnitStride =
+        cmp(arith::CmpIPredicate::eq, arg(kMaskStrideS), constI64(1));
+    Value maskBase = LLVM::PtrToIntOp::create(b, loc, i64, arg(kMask));
+    Value alignBits =
+        bitOr(maskBase, bitOr(arg(kMaskStrideB), arg(kMaskStrideT)));
+    f.maskAligned = isZero(bitAnd(alignBits, 15));
+    // The tail tile on the word path too (tailWords), in the one-pass
+    // one-group function (long chunks): its covering words stop at each row's
+    // last word, which the mask's own bytes (the first element to the last,
+    // whatever the strides) must hold whole. Only warps holding the mask's
+    // last row, where that row does not end on a word boundary, take the byte
+    // path instead. Words pay over bytes where a function walks many trips (the
+    // long chunks); in the functions that serve decode steps, a trip or two,
+    // the extra address work of the word path outweighs the loads it saves.
+    if (tailWords) {
+      Value one64 = constI64(1), wordMask = constI64(~int64_t{3});
+      Value lastKey = sub(toI64(s), one64);
+      Value maskEnd = maskBase;
+      const std::pair<KernelArg, KernelArg> dims[] = {
+          {kB, kMaskStrideB}, {kT, kMaskStrideT}, {kS, kMaskStrideS}};
+      for (auto [size, stride] : dims)
+        maskEnd = add(maskEnd, mul(sub(toI64(arg(size)), one64), arg(stride)));
+      Value safeWord = bitAnd(sub(maskEnd, constI64(3)), wordMask);
+      Value inside = constBool(true);
+      for (int64_t r = 0; r < 2; ++r) {
+        f.maskLastWord[r] = bitAnd(
+            add(LLVM::PtrToIntOp::create(b, loc, i64, f.maskRow[r]), lastKey),
+            wordMask);
+        inside = both(inside, cmp(arith::CmpIPredicate::ule, f.maskLastWord[r],
+                                  safeWord));
+      }
+      f.maskTailWords = warpAll(inside);
     }
-    f.maskTailWords = warpAll(inside);
   }
-
   f.scaleLog2 = fmul(arg(kScale), constF32(kLog2e));
   Value noSkip = isZero(flag(config::kAttentionFlagSkipEmptyTiles));
 

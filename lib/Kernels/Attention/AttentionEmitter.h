@@ -62,6 +62,9 @@ struct Frame {
   Value mergeBase;
   Value kLaneOff; ///< lane's ldmatrix offset in a K tile, d chunk 0.
   Value vLaneOff; ///< lane's ldmatrix offset in a V tile, d pair 0.
+  /// Positions functions: the row's slot positions and the i64 positions of
+  /// the lane's query rows g and g + 8 (rows past T read row T - 1).
+  Value slotRow, qPos[2];
 };
 
 /// maskBits in two steps: the loads (issued now), then the packing.
@@ -69,6 +72,7 @@ struct PendingMask {
   Value fast;               ///< wordPathTile: `words` hold the tile
   SmallVector<Value> words; ///< quadMaskWords(raw) of the word path
   MaskLoads bytes;          ///< the byte path's loads
+  Value bits;               ///< positions functions: the bits, computed at once
 };
 
 class AttentionEmitter : public AttentionPieces {
@@ -79,7 +83,8 @@ public:
                    const config::AttentionFunction &fn, ValueRange args)
       : AttentionPieces(b, loc), args(args.begin(), args.end()),
         groupCount(fn.kvGroups), split(fn.split), tmaCopies(fn.tma),
-        splitKvBarriers(fn.splitKv), tailWords(fn.kvGroups == 1 && !fn.split) {}
+        splitKvBarriers(fn.splitKv), positions(fn.positions),
+        tailWords(fn.kvGroups == 1 && !fn.split && !fn.positions) {}
 
   /// The kernel body for the function's key-group count, into `smemName`.
   void emitBody(StringRef smemName);
@@ -136,6 +141,9 @@ private:
   SmallVector<Value> quadMaskWords(const Frame &f, Value tile, bool raw = false,
                                    bool tail = false);
   void prefetchMask(const Frame &f, Value tile);
+  /// Positions functions: this lane's mask bits of tile `tile` (none for a
+  /// tile past the split's end).
+  Value positionBits(const Frame &f, Value tile, Value tileValid);
 
   // --- trips (AttentionTrips.cpp) --------------------------------------------
   /// This warp's key tile of trip `trip` and whether it is one of the
@@ -218,8 +226,11 @@ private:
   /// issued first, so a warp's QK^T and softmax run while the V boxes still
   /// land.
   const bool splitKvBarriers;
+  /// The mask comes from slot_positions and query_positions
+  /// (positionMaskBits), not from the bool mask.
+  const bool positions;
   /// The function takes tail tiles on the word path (tailPathTile): the
-  /// one-pass one-group function.
+  /// one-pass one-group mask function.
   const bool tailWords;
 };
 

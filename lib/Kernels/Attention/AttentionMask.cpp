@@ -114,6 +114,10 @@ SmallVector<Value> AttentionEmitter::loadMaskRows(
 PendingMask AttentionEmitter::loadMaskBits(const Frame &f, Value tile,
                                            Value tileValid) {
   PendingMask pending;
+  if (positions) {
+    pending.bits = positionBits(f, tile, tileValid);
+    return pending;
+  }
   pending.fast = wordPathTile(f, tile, tileValid);
   // One branch yields its own values and zeros in the other's places.
   SmallVector<Type> types(kRawMaskValues, i32);
@@ -156,6 +160,8 @@ PendingMask AttentionEmitter::loadMaskBits(const Frame &f, Value tile,
 
 Value AttentionEmitter::packMaskBits(const Frame &f,
                                      const PendingMask &pending) {
+  if (pending.bits)
+    return pending.bits;
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, pending.fast,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
@@ -170,6 +176,8 @@ Value AttentionEmitter::packMaskBits(const Frame &f,
 }
 
 Value AttentionEmitter::maskBits(const Frame &f, Value tile, Value tileValid) {
+  if (positions)
+    return positionBits(f, tile, tileValid);
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32},
                                 wordPathTile(f, tile, tileValid),
                                 /*withElseRegion=*/true);
@@ -300,6 +308,10 @@ SmallVector<Value> AttentionEmitter::quadMaskWords(const Frame &f, Value tile,
 /// quad's lanes take the first and the last key of the two rows (keys
 /// clamped into range, so any tile index is safe).
 void AttentionEmitter::prefetchMask(const Frame &f, Value tile) {
+  // The positions functions' slot positions are a 512-byte run a tile,
+  // which every lane of the CTA reads: nothing to bring in ahead.
+  if (positions)
+    return;
   Value key = add(mul(tile, kKeys), mul(bitAnd(f.t, 1), kKeys - 1));
   Value offset = clampedMaskOffset(key);
   Value row =
@@ -311,6 +323,20 @@ void AttentionEmitter::prefetchMask(const Frame &f, Value tile) {
       /*evictPriority=*/nullptr, elementPtr(row, i8, offset),
       /*predicate=*/Value(), /*tensormap=*/nullptr, /*uniform=*/nullptr,
       /*in_param_space=*/nullptr);
+}
+
+Value AttentionEmitter::positionBits(const Frame &f, Value tile,
+                                     Value tileValid) {
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{i32}, tileValid,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  Value keyBase = add(mul(tile, kKeys), mul(f.t, 2));
+  scf::YieldOp::create(
+      b, loc, positionMaskBits(f.slotRow, keyBase, arg(kS), f.qPos, f.rowBits));
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, constI32(0));
+  return ifOp.getResult(0);
 }
 
 } // namespace moss::attention

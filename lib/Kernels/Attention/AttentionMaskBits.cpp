@@ -3,7 +3,8 @@
 // The pieces that turn mask bytes or words into a lane's packed mask word
 // (bit maskBit(n, r, e) for row g + 8r, key 8n + 2t + e): the byte path's
 // packing, the word path's realignment of unaligned rows and its exchange
-// within the quad.
+// within the quad; and the bits of the positions functions, computed from
+// the slots' and the queries' positions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +69,31 @@ Value AttentionPieces::exchangeMaskWords(ArrayRef<Value> rowWords, Value laneId,
     bits = bitOr(bits, shl(mine, from % 2 + 16 * (from / 2)));
   }
   return bits;
+}
+
+Value AttentionPieces::positionMaskBits(Value slotRow, Value keyBase, Value s,
+                                        ArrayRef<Value> qPos, Value rowBits) {
+  Value window = toI64(s), zero64 = constI64(0);
+  Value lastKey = sub(s, constI32(1));
+  Value bits = constI32(0);
+  for (int64_t n = 0; n < kKeyGroups; ++n) {
+    for (int64_t e = 0; e < 2; ++e) {
+      Value key = add(keyBase, 8 * n + e);
+      // Keys past S read slot S - 1 (in bounds) and are cleared by `real`.
+      Value slot = loadReadOnly(
+          i64, elementPtr(slotRow, i64, toI64(minU(key, lastKey))), 8);
+      Value filled =
+          both(lessU(key, s), cmp(arith::CmpIPredicate::sge, slot, zero64));
+      for (int64_t r = 0; r < 2; ++r) {
+        Value age = sub(qPos[r], slot);
+        Value allowed =
+            both(filled, both(cmp(arith::CmpIPredicate::sge, age, zero64),
+                              cmp(arith::CmpIPredicate::slt, age, window)));
+        bits = bitOr(bits, shl(toI32(allowed), maskBit(n, r, e)));
+      }
+    }
+  }
+  return bitAnd(bits, rowBits);
 }
 
 } // namespace moss::attention

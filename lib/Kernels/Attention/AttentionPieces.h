@@ -115,6 +115,14 @@ public:
   /// mask bits, exchanged in the quad.
   Value exchangeMaskWords(ArrayRef<Value> rowWords, Value laneId, Value t);
 
+  /// The mask bits of keys keyBase + 8n + e (keyBase = 64 tile + 2t) from
+  /// positions: key s of the row's slot positions `slotRow` (int64) is
+  /// allowed for the query at position qPos[r] (i64) where it is below S,
+  /// its slot holds a frame (position >= 0), not after the query and less
+  /// than S frames older; rowBits clears rows past T.
+  Value positionMaskBits(Value slotRow, Value keyBase, Value s,
+                         ArrayRef<Value> qPos, Value rowBits);
+
   // --- K/V copies (AttentionCopies.cpp)
   // ---------------------------------------
   /// Whether key tile `tile` holds 64 keys below S.

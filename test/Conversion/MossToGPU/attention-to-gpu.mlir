@@ -143,7 +143,7 @@
 // CHECK: llvm.mlir.global external @__streaming_attention_d64_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-NOT: llvm.mlir.global
 // The function for one key group (long chunks); g2..g4 follow.
-// CHECK: gpu.func @streaming_attention_d64_g1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel
+// CHECK: gpu.func @streaming_attention_d64_g1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32, %[[LAYOUT:.*]]: i32, %{{.*}}: i32, %[[SPLITS:.*]]: i32, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64) kernel
 // CHECK-SAME: moss.byval_args = array<i32: 25, 26>
 // CHECK-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 3 : i32
@@ -238,7 +238,7 @@
 // merges the slots in order from its own shared memory, then stores the
 // output. No remote loads, no cluster barrier
 // at the end, no global partials, fences or atomics.
-// CHECK: gpu.func @streaming_attention_d64_g1_split({{.*}}, %[[SPLITS1:[^:]*]]: i32, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) kernel
+// CHECK: gpu.func @streaming_attention_d64_g1_split({{.*}}, %[[SPLITS1:[^:]*]]: i32, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, {{.*}}) kernel
 // CHECK-SAME: nvvm.minctasm = 3 : i32
 // CHECK: gpu.block_id z
 // CHECK: nvvm.mbarrier.init
@@ -300,7 +300,7 @@
 // The ninth, g4_tma: thread 0 initializes the trip's mbarrier and has the
 // TMA engine copy each tile's K and V box from the tensor maps; no cp.async
 // of K or V (only Q's 16 rows).
-// CHECK: gpu.func @streaming_attention_d64_g4_tma({{.*}}, %[[KMAP4:[^:]*]]: !llvm.ptr, %[[VMAP4:[^:]*]]: !llvm.ptr) kernel
+// CHECK: gpu.func @streaming_attention_d64_g4_tma({{.*}}, %[[KMAP4:[^:]*]]: !llvm.ptr, %[[VMAP4:[^:]*]]: !llvm.ptr, {{.*}}) kernel
 // CHECK-SAME: moss.byval_args = array<i32: 25, 26>
 // CHECK: nvvm.mbarrier.init
 // CHECK-NEXT: nvvm.fence.mbarrier.init
@@ -312,7 +312,7 @@
 // CHECK: nvvm.mma.sync
 // CHECK: gpu.return
 // The tenth, g2_tma (ABI 12): the same for two groups, two stages.
-// CHECK: gpu.func @streaming_attention_d64_g2_tma({{.*}}, %[[KMAP2:[^:]*]]: !llvm.ptr, %[[VMAP2:[^:]*]]: !llvm.ptr) kernel
+// CHECK: gpu.func @streaming_attention_d64_g2_tma({{.*}}, %[[KMAP2:[^:]*]]: !llvm.ptr, %[[VMAP2:[^:]*]]: !llvm.ptr, {{.*}}) kernel
 // CHECK-SAME: moss.byval_args = array<i32: 25, 26>
 // CHECK-COUNT-2: nvvm.mbarrier.init
 // CHECK: nvvm.griddepcontrol wait
@@ -324,7 +324,7 @@
 // CHECK: gpu.return
 // The eleventh, g1_tma (ABI 13): one group, two stages, three CTAs an SM;
 // its only cp.async are Q's, before the first trip's boxes.
-// CHECK: gpu.func @streaming_attention_d64_g1_tma({{.*}}, %[[KMAP1:[^:]*]]: !llvm.ptr, %[[VMAP1:[^:]*]]: !llvm.ptr) kernel
+// CHECK: gpu.func @streaming_attention_d64_g1_tma({{.*}}, %[[KMAP1:[^:]*]]: !llvm.ptr, %[[VMAP1:[^:]*]]: !llvm.ptr, {{.*}}) kernel
 // CHECK-SAME: moss.byval_args = array<i32: 25, 26>
 // CHECK-SAME: nvvm.minctasm = 3
 // CHECK-COUNT-2: nvvm.mbarrier.init
@@ -344,7 +344,7 @@
 // their own: every tile's K box on the first, then every V box on the
 // second. A warp spins on K's before QK^T, on V's before P V, and every
 // thread on V's again after the compute.
-// CHECK: gpu.func @streaming_attention_d64_g4_tma_kv({{.*}}, %[[KMAPKV:[^:]*]]: !llvm.ptr, %[[VMAPKV:[^:]*]]: !llvm.ptr) kernel
+// CHECK: gpu.func @streaming_attention_d64_g4_tma_kv({{.*}}, %[[KMAPKV:[^:]*]]: !llvm.ptr, %[[VMAPKV:[^:]*]]: !llvm.ptr, {{.*}}) kernel
 // CHECK-SAME: moss.byval_args = array<i32: 25, 26>
 // CHECK-COUNT-2: nvvm.mbarrier.init
 // CHECK-NEXT: nvvm.fence.mbarrier.init
@@ -359,6 +359,17 @@
 // CHECK: llvm.inline_asm {{.*}}mbarrier.try_wait.parity
 // CHECK: nvvm.mma.sync
 // CHECK: llvm.inline_asm {{.*}}mbarrier.try_wait.parity
+// CHECK: gpu.return
+// Then the same twelve building the mask from positions: the query rows'
+// int64 positions after the wait, int64 slot positions a tile, no mask byte.
+// CHECK: gpu.func @streaming_attention_d64_g1_pos({{.*}}, %[[SLOTS:[^:]*]]: !llvm.ptr<1>, %{{[^:]*}}: i64, %[[QPOS:[^:]*]]: !llvm.ptr<1>, %{{[^:]*}}: i64) kernel
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: llvm.getelementptr %[[SLOTS]]
+// CHECK: llvm.getelementptr %[[QPOS]]
+// CHECK: llvm.load {{.*}} invariant {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// CHECK-NOT: !llvm.ptr<1> -> i8
+// CHECK: gpu.func @streaming_attention_d64_g4_tma_kv_pos(
+// CHECK-NOT: !llvm.ptr<1> -> i8
 // CHECK: gpu.return
 // CHECK-NOT: gpu.func
 //
@@ -391,6 +402,24 @@
 // CHECK-NOT: moss.
 func.func @bthd(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %m: tensor<?x1x?x400xi1>) -> tensor<?x12x?x64xbf16> {
   %o = moss.streaming_attention %q, %k, %v, %m : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x1x?x400xi1> -> tensor<?x12x?x64xbf16>
+  return %o : tensor<?x12x?x64xbf16>
+}
+
+// -----
+
+// The positions form calls the runtime's entry for it with the slot and
+// query positions in place of the mask.
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: func.func @positions
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x12x?x64xbf16>, %[[K:.*]]: tensor<?x12x400x64xbf16>, %[[V:.*]]: tensor<?x12x400x64xbf16>, %[[SL:.*]]: tensor<?x400xi64>, %[[QP:.*]]: tensor<?x?xi64>)
+// CHECK: %[[SB:.*]] = bufferization.to_buffer %[[SL]] read_only
+// CHECK: %[[SD:.*]] = memref.cast %[[SB]] : memref<?x400xi64> to memref<?x?xi64>
+// CHECK: %[[PB:.*]] = bufferization.to_buffer %[[QP]] read_only
+// CHECK: %[[PD:.*]] = memref.cast %[[PB]] : memref<?x?xi64> to memref<?x?xi64>
+// CHECK: call @moss_streaming_attention_positions(%{{.*}}, %{{.*}}, %{{.*}}, %[[SD]], %[[PD]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?x?x?xbf16>, memref<?x?x?x?xbf16>, memref<?x?x?x?xbf16>, memref<?x?xi64>, memref<?x?xi64>, memref<?x?x?x?xbf16>, f32, i32, i32) -> ()
+// CHECK-NOT: call @moss_streaming_attention(
+func.func @positions(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %slots: tensor<?x400xi64>, %frames: tensor<?x?xi64>) -> tensor<?x12x?x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v positions(%slots, %frames) : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16> positions(tensor<?x400xi64>, tensor<?x?xi64>) -> tensor<?x12x?x64xbf16>
   return %o : tensor<?x12x?x64xbf16>
 }
 
@@ -432,6 +461,18 @@ func.func @bhtd_skip_scale(%q: tensor<2x20x15x64xbf16>, %k: tensor<2x20x125x64xb
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_tma(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1_tma(
 // CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma_kv(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g3_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1_split_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_split_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g3_split_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_split_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g2_tma_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g1_tma_pos(
+// CHECK-COUNT-1: gpu.func @streaming_attention_d64_g4_tma_kv_pos(
 // CHECK-NOT: gpu.func
 // CHECK-LABEL: func.func @two_layers
 // CHECK-COUNT-2: call @moss_streaming_attention(

@@ -290,3 +290,43 @@ func.func @f(%x: tensor<16x768xbf16>, %w: tensor<3072x768xbf16>) {
   %y = moss.linear %x, %w epilogue gelu : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x?xbf16>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>) {
+  // expected-error @+1 {{needs a mask or positions(...)}}
+  %o = moss.streaming_attention %q, %k, %v : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16> -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %m: tensor<1x1x8x400xi1>, %s: tensor<1x400xi64>, %t: tensor<1x8xi64>) {
+  // expected-error @+1 {{takes a mask or positions(...), not both}}
+  %o = moss.streaming_attention %q, %k, %v, %m positions(%s, %t) : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x1x8x400xi1> positions(tensor<1x400xi64>, tensor<1x8xi64>) -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %s: tensor<1x400xi32>, %t: tensor<1x8xi64>) {
+  // expected-error @+1 {{operand 'slot_positions' must be a rank-2 tensor [B, S] of 'i64', found 'tensor<1x400xi32>'}}
+  %o = moss.streaming_attention %q, %k, %v positions(%s, %t) : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16> positions(tensor<1x400xi32>, tensor<1x8xi64>) -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x12x8x64xbf16>, %k: tensor<1x12x400x64xbf16>, %v: tensor<1x12x400x64xbf16>, %s: tensor<1x250xi64>, %t: tensor<1x8xi64>) {
+  // expected-error @+1 {{operand 'slot_positions' must have shape [B, S] = [1, 400], found [1, 250]}}
+  %o = moss.streaming_attention %q, %k, %v positions(%s, %t) : tensor<1x12x8x64xbf16>, tensor<1x12x400x64xbf16>, tensor<1x12x400x64xbf16> positions(tensor<1x250xi64>, tensor<1x8xi64>) -> tensor<1x12x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x12x8x64xbf16>, %k: tensor<2x12x400x64xbf16>, %v: tensor<2x12x400x64xbf16>, %s: tensor<2x400xi64>, %t: tensor<2x15xi64>) {
+  // expected-error @+1 {{operand 'query_positions' must have shape [B, T] = [2, 8], found [2, 15]}}
+  %o = moss.streaming_attention %q, %k, %v positions(%s, %t) : tensor<2x12x8x64xbf16>, tensor<2x12x400x64xbf16>, tensor<2x12x400x64xbf16> positions(tensor<2x400xi64>, tensor<2x15xi64>) -> tensor<2x12x8x64xbf16>
+  return
+}

@@ -42,6 +42,14 @@ func.func @attention_all_attributes(%q: tensor<2x20x8x64xbf16>, %k: tensor<2x20x
   return %o : tensor<2x20x8x64xbf16>
 }
 
+// The mask from a ring cache's positions instead of a bool mask.
+// CHECK-LABEL: func.func @attention_positions
+// CHECK: moss.streaming_attention %{{.*}}, %{{.*}}, %{{.*}} positions(%{{.*}}, %{{.*}}) skip_empty_tiles : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16> positions(tensor<?x400xi64>, tensor<?x?xi64>) -> tensor<?x12x?x64xbf16>
+func.func @attention_positions(%q: tensor<?x12x?x64xbf16>, %k: tensor<?x12x400x64xbf16>, %v: tensor<?x12x400x64xbf16>, %slots: tensor<?x400xi64>, %frames: tensor<?x?xi64>) -> tensor<?x12x?x64xbf16> {
+  %o = moss.streaming_attention %q, %k, %v positions(%slots, %frames) skip_empty_tiles : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16> positions(tensor<?x400xi64>, tensor<?x?xi64>) -> tensor<?x12x?x64xbf16>
+  return %o : tensor<?x12x?x64xbf16>
+}
+
 // An explicit default layout is elided when printed.
 // CHECK-LABEL: func.func @attention_explicit_bthd
 // CHECK: moss.streaming_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor

@@ -1,10 +1,11 @@
 // A lane's packed mask bits (AttentionMaskBits.cpp): the byte path's
 // packing into bit maskBit(n, r, e) = 16 (n / 4) + 8 e + 4 r + 2 (n % 2) +
 // (n / 2) % 2, the word path's realignment of unaligned rows and its
-// exchange within the quad.
+// exchange within the quad, and the positions functions' bits.
 // RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-pack" | FileCheck %s --check-prefix=PACK
 // RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-realign" | FileCheck %s --check-prefix=REALIGN
 // RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-exchange" | FileCheck %s --check-prefix=EXCHANGE
+// RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-positions" | FileCheck %s --check-prefix=POSITIONS
 
 // Bytes in order (n, r, e): a nonzero byte sets its bit, then the bits of
 // keys past S and of rows past T are cleared.
@@ -47,4 +48,23 @@
 // EXCHANGE-COUNT-4: gpu.shuffle  idx
 // EXCHANGE: arith.constant 21845 : i32
 // EXCHANGE: gpu.return
+// Positions: key keyBase + 8n + e reads its slot's int64 position (the
+// index clamped to S - 1), is real below S and filled where >= 0, and is
+// allowed for row r where 0 <= qPos[r] - position < S; 16 keys, two rows.
+// POSITIONS-LABEL: gpu.func @"attention-mask-positions"
+// POSITIONS-SAME: (%[[SLOTS:.*]]: !llvm.ptr<1>, %[[KEY:.*]]: i32, %[[S:.*]]: i32, %[[Q0:.*]]: i64, %[[Q1:.*]]: i64, %[[ROWS:.*]]: i32) -> i32
+// POSITIONS: %[[WINDOW:.*]] = arith.extui %[[S]] : i32 to i64
+// POSITIONS: %[[LAST:.*]] = arith.subi %[[S]], %c1_i32
+// POSITIONS: %[[CLAMPED:.*]] = arith.minui %[[KEY]], %[[LAST]]
+// POSITIONS: %[[P:.*]] = llvm.load %{{.*}} invariant {alignment = 8 : i64} : !llvm.ptr<1> -> i64
+// POSITIONS: %[[FILLED:.*]] = arith.cmpi sge, %[[P]], %c0_i64
+// POSITIONS: %[[REAL:.*]] = arith.cmpi ult, %[[KEY]], %[[S]]
+// POSITIONS: %[[OK:.*]] = arith.andi %[[REAL]], %[[FILLED]]
+// POSITIONS: %[[AGE:.*]] = arith.subi %[[Q0]], %[[P]] : i64
+// POSITIONS: %[[YOUNG:.*]] = arith.cmpi slt, %[[AGE]], %[[WINDOW]] : i64
+// POSITIONS: %[[AFTER:.*]] = arith.cmpi sge, %[[AGE]], %c0_i64 : i64
+// POSITIONS: arith.subi %[[Q1]], %[[P]] : i64
+// POSITIONS-COUNT-15: llvm.load {{.*}} -> i64
+// POSITIONS: %[[OUT:.*]] = arith.andi %{{.*}}, %[[ROWS]] : i32
+// POSITIONS-NEXT: gpu.return %[[OUT]] : i32
 module {}

@@ -109,6 +109,14 @@ bool emitAttentionPiece(OpBuilder &b, ModuleOp module, StringRef piece,
     fn.finish(p.exchangeMaskWords(fn.args(0, 8), fn.arg(8), fn.arg(9)));
     return true;
   }
+  if (piece == "attention-mask-positions") {
+    // (slotRow, keyBase, S, qPos[2], rowBits) -> bits
+    PieceFunction fn(b, module, piece,
+                     {t.globalPtr, t.i32, t.i32, t.i64, t.i64, t.i32});
+    fn.finish(p.positionMaskBits(fn.arg(0), fn.arg(1), fn.arg(2), fn.args(3, 2),
+                                 fn.arg(5)));
+    return true;
+  }
   auto kvSource = [&](PieceFunction &fn) {
     return KvCopySource{fn.arg(0), fn.arg(1), fn.arg(2), fn.arg(3),
                         fn.arg(4), fn.arg(5), fn.arg(6), options.tmaSwizzle};

@@ -10,12 +10,15 @@ namespace moss {
 inline constexpr llvm::StringLiteral kKernelModuleName = "moss_kernels";
 /// The runtime entry points the host side of the ops calls (HostCall.h):
 /// moss.linear (a second one with scale and residual for
-/// layerscale_residual) and moss.streaming_attention.
+/// layerscale_residual) and moss.streaming_attention (a second one for the
+/// mask from positions).
 inline constexpr llvm::StringLiteral kRuntimeLinearFn = "moss_ffn_gemm";
 inline constexpr llvm::StringLiteral kRuntimeLinearScaleResidualFn =
     "moss_ffn_gemm_layerscale_residual";
 inline constexpr llvm::StringLiteral kRuntimeAttentionFn =
     "moss_streaming_attention";
+inline constexpr llvm::StringLiteral kRuntimeAttentionPositionsFn =
+    "moss_streaming_attention_positions";
 /// Attribute of a generated `gpu.func`: the indices of its pointer arguments
 /// that are 128-byte structs passed by value (CUtensorMaps), which
 /// moss-kernel-byval-args turns into byval grid constants after

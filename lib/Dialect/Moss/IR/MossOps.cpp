@@ -147,10 +147,14 @@ LogicalResult StreamingAttentionOp::verify() {
   auto v = expectTensor(op, "v", getV().getType(), 4, bf16, "[B, H, S, D]");
   if (failed(v))
     return failure();
-  auto mask = expectTensor(op, "mask", getMask().getType(), 4,
-                           IntegerType::get(getContext(), 1), "[B, 1, T, S]");
-  if (failed(mask))
-    return failure();
+  const bool byPositions = getSlotPositions() || getQueryPositions();
+  if (byPositions == bool(getMask()))
+    return emitOpError() << (byPositions ? "takes a mask or positions(...), "
+                                           "not both"
+                                         : "needs a mask or positions(...)");
+  if (byPositions && !(getSlotPositions() && getQueryPositions()))
+    return emitOpError() << "positions(...) takes slot_positions and "
+                            "query_positions";
 
   int64_t b = q->getDimSize(0), h = q->getDimSize(1), t = q->getDimSize(2),
           d = q->getDimSize(3), s = k->getDimSize(2);
@@ -172,12 +176,8 @@ LogicalResult StreamingAttentionOp::verify() {
   }
   if (!compatible(v->getDimSize(2), s))
     return dimMismatch(op, "v", "keys S (from 'k')", s, v->getDimSize(2));
-  SmallVector<int64_t> expectedMask = {b, 1, t, s};
-  for (auto [expected, found] : llvm::zip_equal(expectedMask, mask->getShape()))
-    if (!compatible(expected, found))
-      return emitOpError() << "operand 'mask' must have shape [B, 1, T, S] = "
-                           << shapeText(expectedMask) << ", found "
-                           << shapeText(mask->getShape());
+  if (failed(byPositions ? verifyPositions(b, t, s) : verifyMask(b, t, s)))
+    return failure();
   if (getResult().getType() != getQ().getType())
     return emitOpError() << "result must have the type of 'q' (the logical "
                             "[B, H, T, D] tensor) "
@@ -188,6 +188,47 @@ LogicalResult StreamingAttentionOp::verify() {
                  std::isfinite(scale.getValueAsDouble())))
     return emitOpError() << "scale must be a positive finite number, found "
                          << scale.getValueAsDouble();
+  return success();
+}
+
+LogicalResult StreamingAttentionOp::verifyMask(int64_t b, int64_t t,
+                                               int64_t s) {
+  auto mask = expectTensor(getOperation(), "mask", getMask().getType(), 4,
+                           IntegerType::get(getContext(), 1), "[B, 1, T, S]");
+  if (failed(mask))
+    return failure();
+  SmallVector<int64_t> expected = {b, 1, t, s};
+  for (auto [want, found] : llvm::zip_equal(expected, mask->getShape()))
+    if (!compatible(want, found))
+      return emitOpError() << "operand 'mask' must have shape [B, 1, T, S] = "
+                           << shapeText(expected) << ", found "
+                           << shapeText(mask->getShape());
+  return success();
+}
+
+LogicalResult StreamingAttentionOp::verifyPositions(int64_t b, int64_t t,
+                                                    int64_t s) {
+  Type i64 = IntegerType::get(getContext(), 64);
+  struct Positions {
+    StringRef name;
+    Value value;
+    int64_t length;
+    StringRef shape;
+  };
+  for (const Positions &p :
+       {Positions{"slot_positions", getSlotPositions(), s, "[B, S]"},
+        Positions{"query_positions", getQueryPositions(), t, "[B, T]"}}) {
+    auto tensor = expectTensor(getOperation(), p.name, p.value.getType(), 2,
+                               i64, p.shape);
+    if (failed(tensor))
+      return failure();
+    SmallVector<int64_t> expected = {b, p.length};
+    for (auto [want, found] : llvm::zip_equal(expected, tensor->getShape()))
+      if (!compatible(want, found))
+        return emitOpError() << "operand '" << p.name << "' must have shape "
+                             << p.shape << " = " << shapeText(expected)
+                             << ", found " << shapeText(tensor->getShape());
+  }
   return success();
 }
 

@@ -57,7 +57,7 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
 }
 
 def Moss_StreamingAttentionOp
-    : Moss_Op<"streaming_attention", [Pure]> {
+    : Moss_Op<"streaming_attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "masked softmax attention over a ring KV cache";
   let description = [{
     For `q : [B, H, T, D]`, `k, v : [B, H, S, D]` (BF16) and a boolean
@@ -67,6 +67,15 @@ def Moss_StreamingAttentionOp
     `mask[b, 0, t, s]` is true. Softmax is computed online in FP32; keys may
     be in any order (the ring's wrap lives in the mask); a row with no
     allowed key yields exact zeros, never NaN. `scale` defaults to `D^-0.5`.
+
+    Instead of `mask`, `positions(%slot_positions, %query_positions)` (i64
+    `[B, S]` and `[B, T]`) give the mask of a ring cache: key `s` is allowed
+    for query `t` where `p = slot_positions[b, s] >= 0`,
+    `p <= query_positions[b, t]` and `query_positions[b, t] - p < S` (the
+    slot holds a frame of this stream, not after the query and less than S
+    frames older; a negative query position, a padding frame, sees no key).
+    The kernel builds that mask itself, and the result equals the `mask`
+    form's with that mask bit for bit. Exactly one form is given.
 
     The result is the logical `[B, H, T, D]` tensor. With `layout bthd`
     (the default) its storage is `[B, T, H, D]`, so the output projection
@@ -79,27 +88,38 @@ def Moss_StreamingAttentionOp
         : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>,
           tensor<?x12x400x64xbf16>, tensor<?x1x?x400xi1>
         -> tensor<?x12x?x64xbf16>
+    %p = moss.streaming_attention %q, %k, %v positions(%slots, %frames)
+        : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>,
+          tensor<?x12x400x64xbf16> positions(tensor<?x400xi64>,
+          tensor<?x?xi64>) -> tensor<?x12x?x64xbf16>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
-                       AnyRankedTensor:$v, AnyRankedTensor:$mask,
+                       AnyRankedTensor:$v, Optional<AnyRankedTensor>:$mask,
+                       Optional<AnyRankedTensor>:$slot_positions,
+                       Optional<AnyRankedTensor>:$query_positions,
                        DefaultValuedAttr<Moss_AttentionLayoutAttr,
                                          "::moss::AttentionLayout::bthd">:$layout,
                        UnitAttr:$skip_empty_tiles,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $q `,` $k `,` $v `,` $mask
+    $q `,` $k `,` $v (`,` $mask^)?
+    (`positions` `(` $slot_positions^ `,` $query_positions `)`)?
     (`layout` `` $layout^)?
     (`skip_empty_tiles` $skip_empty_tiles^)?
     (`scale` `(` $scale^ `)`)?
-    attr-dict `:` type($q) `,` type($k) `,` type($v) `,` type($mask)
+    attr-dict `:` type($q) `,` type($k) `,` type($v) (`,` type($mask)^)?
+    (`positions` `(` type($slot_positions)^ `,` type($query_positions) `)`)?
     `->` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The softmax scale: the attribute, or D^-0.5.
     float getSoftmaxScale();
+    /// The verifier's checks of the mask form and of the positions form.
+    ::mlir::LogicalResult verifyMask(int64_t b, int64_t t, int64_t s);
+    ::mlir::LogicalResult verifyPositions(int64_t b, int64_t t, int64_t s);
   }];
 }
 
