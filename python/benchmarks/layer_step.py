@@ -2,8 +2,10 @@
 
 For each layer case (moss_kernels.streaming.CASES) and B in {1, 4}: one
 steady chunk (T = the case's steady chunk length, every frame live) over a
-full ring (every slot holds history, so attention reads all S keys). Both
-layers share weights and run in the same process, one after the other:
+full ring (every slot holds history, so attention reads all S keys). The
+moss layer (attention's mask from the ring's positions), the moss layer
+with a bool mask built per step, and the reference share weights and run
+in the same process, one after the other:
   eager       Python dispatch included: median of 5 samples of 50 steps;
   cuda graph  one step captured per layer: median of 5 samples of 50 replays.
 CUDA events, µs per step. Writes layer-step.json and layer-step.md to --out.
@@ -32,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import moss_kernels  # noqa: E402
 from moss_kernels import Epilogue  # noqa: E402
 from moss_kernels.decoder_layer import (  # noqa: E402
-    DecoderLayerParams, MossKernels, ReferenceKernels, StreamingDecoderLayer)
+    DecoderLayerParams, MossKernels, MossMaskKernels, ReferenceKernels, StreamingDecoderLayer)
 from moss_kernels.streaming import CASES, LayerCase  # noqa: E402
 
 BATCHES = (1, 4)
@@ -92,7 +94,7 @@ def time_case(case: LayerCase, batch: int, device: torch.device, side: torch.cud
             m, case.d_model, case.ffn_dim, Epilogue.LAYERSCALE_RESIDUAL, device) else "fallback",
         "eager_us": {}, "graph_us": {},
     }
-    for kernels in (MossKernels(), ReferenceKernels()):
+    for kernels in (MossKernels(), MossMaskKernels(), ReferenceKernels()):
         layer = StreamingDecoderLayer(params, batch, case.capacity, kernels)
         fill_ring(layer, start, gen)
         step = lambda: layer(x, positions, live)  # noqa: E731
@@ -110,15 +112,16 @@ def markdown(result: dict) -> str:
         f"`{result['kernels_dir']}`, whitelist `{result['whitelist']}`.",
         f"{result['protocol']}",
         "",
-        "| layer | B | T | S | FFN GEMMs (gelu / layerscale) | graph moss | graph reference | speed-up "
-        "| eager moss | eager reference |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| layer | B | T | S | FFN GEMMs (gelu / layerscale) | graph moss | graph moss, bool mask "
+        "| graph reference | speed-up | eager moss | eager reference |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["cases"]:
         g, e = r["graph_us"], r["eager_us"]
         lines.append(
             f"| {r['case']} (d {r['d_model']}, {r['heads']} heads) | {r['batch']} | {r['T']} | {r['S']} "
-            f"| {r['gelu_gemm']} / {r['layerscale_gemm']} | {g['moss']:.1f} | {g['reference']:.1f} "
+            f"| {r['gelu_gemm']} / {r['layerscale_gemm']} | {g['moss']:.1f} | {g['moss-mask']:.1f} "
+            f"| {g['reference']:.1f} "
             f"| {g['reference'] / g['moss']:.2f}x | {e['moss']:.1f} | {e['reference']:.1f} |")
     return "\n".join(lines) + "\n"
 

@@ -118,6 +118,17 @@ class MossKernels:
         return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, residual, _LAYERSCALE_RESIDUAL)
 
 
+class MossMaskKernels(MossKernels):
+    """MossKernels with the attention's mask built as a bool [B,1,T,S] tensor
+    (RingKvCache.mask) and read by moss::streaming_attention: the layer
+    before the mask came from positions, kept to measure the difference."""
+
+    name = "moss-mask"
+
+    def attention(self, q: Tensor, cache: RingKvCache, positions: Tensor, live: Tensor) -> Tensor:
+        return ops.streaming_attention(q, cache.k, cache.v, cache.mask(positions, live))
+
+
 class StreamingDecoderLayer(nn.Module):
     """forward(x [B,T,d], positions [B,T] int64, live [B,T] bool) -> [B,T,d].
 

@@ -155,6 +155,8 @@ void AttentionEmitter::emitBody(StringRef smemName) {
                             mul(b64, arg(kQueryPositionsStrideB)));
     for (int64_t r = 0; r < 2; ++r)
       f.qPos[r] = loadReadOnly(i64, elementPtr(qRow, i64, f.safeRow[r]), 8);
+    f.slotPairs =
+        isZero(bitAnd(LLVM::PtrToIntOp::create(b, loc, i64, f.slotRow), 15));
   } else {
     Value maskHead = elementPtr(arg(kMask), i8, mul(b64, arg(kMaskStrideB)));
     for (int64_t r = 0; r < 2; ++r)

@@ -63,8 +63,9 @@ struct Frame {
   Value kLaneOff; ///< lane's ldmatrix offset in a K tile, d chunk 0.
   Value vLaneOff; ///< lane's ldmatrix offset in a V tile, d pair 0.
   /// Positions functions: the row's slot positions and the i64 positions of
-  /// the lane's query rows g and g + 8 (rows past T read row T - 1).
-  Value slotRow, qPos[2];
+  /// the lane's query rows g and g + 8 (rows past T read row T - 1), and
+  /// whether slotRow is 16-byte aligned (full tiles load key pairs).
+  Value slotRow, qPos[2], slotPairs;
 };
 
 /// maskBits in two steps: the loads (issued now), then the packing.

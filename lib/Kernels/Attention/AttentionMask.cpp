@@ -332,8 +332,16 @@ Value AttentionEmitter::positionBits(const Frame &f, Value tile,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(ifOp.thenBlock());
   Value keyBase = add(mul(tile, kKeys), mul(f.t, 2));
-  scf::YieldOp::create(
-      b, loc, positionMaskBits(f.slotRow, keyBase, arg(kS), f.qPos, f.rowBits));
+  auto pairsIf = scf::IfOp::create(b, loc, TypeRange{i32},
+                                   both(isFullTile(tile), f.slotPairs),
+                                   /*withElseRegion=*/true);
+  scf::YieldOp::create(b, loc, pairsIf.getResult(0));
+  for (bool pairs : {true, false}) {
+    b.setInsertionPointToEnd(pairs ? pairsIf.thenBlock() : pairsIf.elseBlock());
+    scf::YieldOp::create(b, loc,
+                         positionMaskBits(f.slotRow, keyBase, arg(kS), f.qPos,
+                                          f.rowBits, pairs));
+  }
   b.setInsertionPointToEnd(ifOp.elseBlock());
   scf::YieldOp::create(b, loc, constI32(0));
   return ifOp.getResult(0);

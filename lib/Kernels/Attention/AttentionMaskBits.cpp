@@ -72,18 +72,30 @@ Value AttentionPieces::exchangeMaskWords(ArrayRef<Value> rowWords, Value laneId,
 }
 
 Value AttentionPieces::positionMaskBits(Value slotRow, Value keyBase, Value s,
-                                        ArrayRef<Value> qPos, Value rowBits) {
+                                        ArrayRef<Value> qPos, Value rowBits,
+                                        bool pairs) {
   Value window = toI64(s), zero64 = constI64(0);
-  Value lastKey = sub(s, constI32(1));
+  Value lastKey = pairs ? Value() : sub(s, constI32(1));
+  VectorType v2i64 = VectorType::get({2}, i64);
   Value bits = constI32(0);
   for (int64_t n = 0; n < kKeyGroups; ++n) {
+    // Keys 8n + 2t and 8n + 2t + 1 are neighbours: one 16-byte load where
+    // the tile is full and the row 16-byte aligned (`pairs`).
+    Value pair;
+    if (pairs)
+      pair = loadReadOnly(
+          v2i64, elementPtr(slotRow, i64, toI64(add(keyBase, 8 * n))), 16);
     for (int64_t e = 0; e < 2; ++e) {
       Value key = add(keyBase, 8 * n + e);
-      // Keys past S read slot S - 1 (in bounds) and are cleared by `real`.
-      Value slot = loadReadOnly(
-          i64, elementPtr(slotRow, i64, toI64(minU(key, lastKey))), 8);
-      Value filled =
-          both(lessU(key, s), cmp(arith::CmpIPredicate::sge, slot, zero64));
+      // Else keys past S read slot S - 1 (in bounds), cleared by the test.
+      Value slot =
+          pairs ? lane(pair, e)
+                : loadReadOnly(
+                      i64, elementPtr(slotRow, i64, toI64(minU(key, lastKey))),
+                      8);
+      Value filled = cmp(arith::CmpIPredicate::sge, slot, zero64);
+      if (!pairs)
+        filled = both(lessU(key, s), filled);
       for (int64_t r = 0; r < 2; ++r) {
         Value age = sub(qPos[r], slot);
         Value allowed =

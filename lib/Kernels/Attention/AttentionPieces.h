@@ -119,9 +119,10 @@ public:
   /// positions: key s of the row's slot positions `slotRow` (int64) is
   /// allowed for the query at position qPos[r] (i64) where it is below S,
   /// its slot holds a frame (position >= 0), not after the query and less
-  /// than S frames older; rowBits clears rows past T.
+  /// than S frames older; rowBits clears rows past T. With `pairs` (a full
+  /// tile of a 16-byte aligned row) each key pair is one 16-byte load.
   Value positionMaskBits(Value slotRow, Value keyBase, Value s,
-                         ArrayRef<Value> qPos, Value rowBits);
+                         ArrayRef<Value> qPos, Value rowBits, bool pairs);
 
   // --- K/V copies (AttentionCopies.cpp)
   // ---------------------------------------

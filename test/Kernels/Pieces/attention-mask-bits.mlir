@@ -6,6 +6,7 @@
 // RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-realign" | FileCheck %s --check-prefix=REALIGN
 // RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-exchange" | FileCheck %s --check-prefix=EXCHANGE
 // RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-positions" | FileCheck %s --check-prefix=POSITIONS
+// RUN: moss-opt %s -moss-test-kernel-piece="piece=attention-mask-positions pairs=true" | FileCheck %s --check-prefix=PAIRS
 
 // Bytes in order (n, r, e): a nonzero byte sets its bit, then the bits of
 // keys past S and of rows past T are cleared.
@@ -67,4 +68,12 @@
 // POSITIONS-COUNT-15: llvm.load {{.*}} -> i64
 // POSITIONS: %[[OUT:.*]] = arith.andi %{{.*}}, %[[ROWS]] : i32
 // POSITIONS-NEXT: gpu.return %[[OUT]] : i32
+// A full tile of a 16-byte aligned row: keys 8n + 2t and 8n + 2t + 1 in
+// one 16-byte load, no clamp and no test against S.
+// PAIRS-LABEL: gpu.func @"attention-mask-positions"
+// PAIRS-NOT: arith.minui
+// PAIRS-NOT: arith.cmpi ult
+// PAIRS-COUNT-8: llvm.load {{.*}} invariant {alignment = 16 : i64} : !llvm.ptr<1> -> vector<2xi64>
+// PAIRS-NOT: llvm.load
+// PAIRS: gpu.return
 module {}

@@ -54,6 +54,7 @@ struct AttentionPieceOptions {
   bool tmaSwizzle = false; ///< the copies: the TMA engine's swizzle
   bool splitKv = false;    ///< attention-tma-trip: K and V barriers
   int64_t groups = 0;      ///< attention-group-merge: all at once with G
+  bool pairs = false;      ///< attention-mask-positions: 16-byte key pairs
 };
 
 /// Emits piece `piece` (an `attention-*` name); false with `error` for an

@@ -110,11 +110,12 @@ bool emitAttentionPiece(OpBuilder &b, ModuleOp module, StringRef piece,
     return true;
   }
   if (piece == "attention-mask-positions") {
-    // (slotRow, keyBase, S, qPos[2], rowBits) -> bits
+    // (slotRow, keyBase, S, qPos[2], rowBits) -> bits; with `pairs` a full
+    // tile of an aligned row.
     PieceFunction fn(b, module, piece,
                      {t.globalPtr, t.i32, t.i32, t.i64, t.i64, t.i32});
     fn.finish(p.positionMaskBits(fn.arg(0), fn.arg(1), fn.arg(2), fn.args(3, 2),
-                                 fn.arg(5)));
+                                 fn.arg(5), options.pairs));
     return true;
   }
   auto kvSource = [&](PieceFunction &fn) {

@@ -53,6 +53,7 @@ struct TestKernelPiecePass
       options.tmaSwizzle = tmaSwizzle;
       options.splitKv = splitKv;
       options.groups = groups;
+      options.pairs = pairs;
       ok = emitAttentionPiece(b, module, name, options, error);
     } else {
       error = "piece must name a gemm-* or attention-* piece, not '" +
@@ -87,6 +88,10 @@ struct TestKernelPiecePass
                        llvm::cl::desc("attention-tma-trip: V on its own "
                                       "mbarrier"),
                        llvm::cl::init(false)};
+  Option<bool> pairs{*this, "pairs",
+                     llvm::cl::desc("attention-mask-positions: the full, "
+                                    "aligned tile's 16-byte key pairs"),
+                     llvm::cl::init(false)};
   Option<int64_t> groups{
       *this, "groups",
       llvm::cl::desc("attention-group-merge: merge G groups at once (0: one "
