@@ -99,7 +99,9 @@ TEST(AttentionParamsTest, ManifestArgsComeFromTheList) {
   for (int i = 0; i < kAttentionParamCount; ++i)
     EXPECT_EQ(names[i], kAttentionParams[i].name);
   EXPECT_EQ(paramIndex(AttentionParam::Q), 0);
-  EXPECT_EQ(paramIndex(AttentionParam::VMap), kAttentionParamCount - 1);
+  EXPECT_EQ(paramIndex(AttentionParam::VMap), 26);
+  EXPECT_EQ(paramIndex(AttentionParam::QueryPositionsStrideB),
+            kAttentionParamCount - 1);
   EXPECT_STREQ(kAttentionParams[paramIndex(AttentionParam::Splits)].name,
                "splits");
 }

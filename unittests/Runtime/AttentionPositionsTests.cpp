@@ -119,12 +119,7 @@ class AttentionPositions : public ::testing::Test {
 protected:
   void SetUp() override {
     dir = testKernelsDir();
-    MOSS_REQUIRE_GENERATED_KERNELS(dir);
-    moss::config::Manifest manifest;
-    std::string err;
-    ASSERT_TRUE(moss::config::readManifest(dir, manifest, err)) << err;
-    if (manifest.attentionKernels.empty())
-      GTEST_SKIP() << "no attention kernel in " << dir;
+    MOSS_REQUIRE_ATTENTION_KERNEL(dir);
   }
   std::string dir;
 };

@@ -265,13 +265,7 @@ class Attention : public ::testing::Test {
 protected:
   void SetUp() override {
     dir = testKernelsDir();
-    MOSS_REQUIRE_GENERATED_KERNELS(dir);
-    moss::config::Manifest manifest;
-    std::string err;
-    ASSERT_TRUE(moss::config::readManifest(dir, manifest, err)) << err;
-    if (manifest.attentionKernels.empty())
-      GTEST_SKIP() << "no attention kernel in " << dir
-                   << "/manifest.json (rebuild the kernels with moss-aot)";
+    MOSS_REQUIRE_ATTENTION_KERNEL(dir);
     ASSERT_EQ(moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &h.rt),
               MOSS_OK)
         << moss_runtime_last_error(nullptr);

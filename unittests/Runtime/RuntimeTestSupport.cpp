@@ -177,6 +177,20 @@ std::string whyNoGeneratedKernels(const std::string &dir) {
   return whyNoManifest(dir);
 }
 
+std::string whyNoAttentionKernel(const std::string &dir) {
+  std::string why = whyNoGeneratedKernels(dir);
+  if (!why.empty())
+    return why;
+  config::Manifest manifest;
+  std::string err;
+  if (!config::readManifest(dir, manifest, err))
+    return "unreadable manifest: " + err;
+  if (manifest.attentionKernels.empty())
+    return "no attention kernel in " + dir +
+           "/manifest.json (rebuild the kernels with moss-aot)";
+  return "";
+}
+
 DeviceBuffer::DeviceBuffer(size_t size) : bytes(size) {
   cudaError_t err = cudaMalloc(&pointer, std::max<size_t>(bytes, 16));
   if (err != cudaSuccess) {

@@ -95,13 +95,23 @@ std::string whyNoManifest(const std::string &dir);
 /// capability 9.0 and a manifest; else why not.
 std::string whyNoGeneratedKernels(const std::string &dir);
 
-/// GTEST_SKIP with the reason unless the kernels of `dir` can run here.
-#define MOSS_REQUIRE_GENERATED_KERNELS(dir)                                    \
+/// Empty when whyNoGeneratedKernels is and the manifest lists an attention
+/// kernel; else why not (an unreadable manifest included).
+std::string whyNoAttentionKernel(const std::string &dir);
+
+/// GTEST_SKIP with `why` (a reason, empty when the test can run).
+#define MOSS_SKIP_FOR(why)                                                     \
   do {                                                                         \
-    std::string why_ = ::moss::runtime::test::whyNoGeneratedKernels(dir);      \
+    std::string why_ = (why);                                                  \
     if (!why_.empty())                                                         \
       GTEST_SKIP() << why_;                                                    \
   } while (0)
+/// Skips unless the kernels of `dir` can run here.
+#define MOSS_REQUIRE_GENERATED_KERNELS(dir)                                    \
+  MOSS_SKIP_FOR(::moss::runtime::test::whyNoGeneratedKernels(dir))
+/// Skips unless `dir`'s attention kernel can run here.
+#define MOSS_REQUIRE_ATTENTION_KERNEL(dir)                                     \
+  MOSS_SKIP_FOR(::moss::runtime::test::whyNoAttentionKernel(dir))
 
 class DeviceBuffer {
 public:
