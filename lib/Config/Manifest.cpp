@@ -232,6 +232,22 @@ private:
                     KernelFunctionRecord &out);
   bool readFunctions(const json &kernel, bool isGemm,
                      std::vector<KernelFunctionRecord> &out);
+  /// The array `key` of `document`, each element read by `read` into `out`.
+  template <typename Record>
+  bool readRecords(const json &document, const char *key,
+                   bool (ManifestReader::*read)(const json &, size_t, Record &),
+                   std::vector<Record> &out) {
+    const json *array = arrayMember(document, "", key);
+    if (!array)
+      return false;
+    for (size_t i = 0; i < array->size(); ++i) {
+      Record record;
+      if (!(this->*read)((*array)[i], i, record))
+        return false;
+      out.push_back(std::move(record));
+    }
+    return true;
+  }
   bool readGemmKernel(const json &value, size_t index, GemmKernelRecord &out);
   bool readAttentionKernel(const json &value, size_t index,
                            AttentionKernelRecord &out);
@@ -449,24 +465,12 @@ bool ManifestReader::readManifest(const json &document, Manifest &out) {
       !readDigestMember(document, "cache_key", manifest.cacheKey))
     return false;
 
-  const json *gemmKernels = arrayMember(document, "", "gemm_kernels");
-  if (!gemmKernels)
+  if (!readRecords(document, "gemm_kernels", &ManifestReader::readGemmKernel,
+                   manifest.gemmKernels) ||
+      !readRecords(document, "attention_kernels",
+                   &ManifestReader::readAttentionKernel,
+                   manifest.attentionKernels))
     return false;
-  for (size_t i = 0; i < gemmKernels->size(); ++i) {
-    GemmKernelRecord record;
-    if (!readGemmKernel((*gemmKernels)[i], i, record))
-      return false;
-    manifest.gemmKernels.push_back(std::move(record));
-  }
-  const json *attentionKernels = arrayMember(document, "", "attention_kernels");
-  if (!attentionKernels)
-    return false;
-  for (size_t i = 0; i < attentionKernels->size(); ++i) {
-    AttentionKernelRecord record;
-    if (!readAttentionKernel((*attentionKernels)[i], i, record))
-      return false;
-    manifest.attentionKernels.push_back(std::move(record));
-  }
   out = std::move(manifest);
   return true;
 }
