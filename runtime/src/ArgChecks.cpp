@@ -150,29 +150,25 @@ Status checkAttentionArgs(const moss_attention_args &a) {
     return invalidArgument(where + "mask and slot_positions/query_positions "
                                    "are both given: pass one form of the "
                                    "mask");
-  const Operand pointers[] = {{"q", a.q},
-                              {"k", a.k},
-                              {"v", a.v},
-                              {"out", a.out},
-                              {"mask", a.mask},
-                              {"slot_positions", a.slot_positions},
-                              {"query_positions", a.query_positions}};
-  for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[3]})
+  const Operand rows[] = {{"q", a.q}, {"k", a.k}, {"v", a.v}, {"out", a.out}};
+  const Operand positionTables[] = {{"slot_positions", a.slot_positions},
+                                    {"query_positions", a.query_positions}};
+  for (const Operand &op : rows)
     if (!op.pointer)
       return invalidArgument(where + op.name + " is NULL");
   if (!positions && !a.mask)
     return invalidArgument(where + "mask is NULL (pass a mask, or "
                                    "slot_positions and query_positions)");
-  for (const Operand &op : {pointers[5], pointers[6]})
+  for (const Operand &op : positionTables) {
     if (positions && !op.pointer)
       return invalidArgument(where + op.name +
                              " is NULL (the mask from positions needs "
                              "slot_positions and query_positions)");
-  for (const Operand &op : {pointers[5], pointers[6]})
-    if (op.pointer && reinterpret_cast<uintptr_t>(op.pointer) % 8)
+    if (reinterpret_cast<uintptr_t>(op.pointer) % 8)
       return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
                              " is not 8-byte aligned (int64)");
-  for (const Operand &op : {pointers[0], pointers[1], pointers[2], pointers[3]})
+  }
+  for (const Operand &op : rows)
     if (reinterpret_cast<uintptr_t>(op.pointer) % kPointerAlign)
       return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
                              " is not 16-byte aligned (the kernel copies "
