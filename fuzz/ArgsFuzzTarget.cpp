@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 using namespace moss::runtime;
 
@@ -167,6 +168,19 @@ void fuzzAttention(const uint8_t *data, size_t size) {
   a.v = reinterpret_cast<const void *>(takeAddress(data, size));
   a.mask = reinterpret_cast<const void *>(takeAddress(data, size));
   a.out = reinterpret_cast<void *>(takeAddress(data, size));
+  // Form 2: the mask from positions; 3: positions beside a mask (refused).
+  const int form = static_cast<int>(takeInt(data, size) & 3);
+  if (form >= 2) {
+    a.slot_positions =
+        reinterpret_cast<const int64_t *>(takeAddress(data, size));
+    a.query_positions =
+        reinterpret_cast<const int64_t *>(takeAddress(data, size));
+    a.slot_positions_stride_b = takeStride(data, size);
+    a.query_positions_stride_b = takeStride(data, size);
+    if (form == 2)
+      a.mask = nullptr;
+  }
+  const bool positions = a.slot_positions || a.query_positions;
   // Any int: the header fixes the enums' underlying type in C++.
   a.layout = static_cast<moss_layout_t>(takeInt(data, size) % 4);
   uint32_t scaleBits = static_cast<uint32_t>(takeInt(data, size));
@@ -186,8 +200,18 @@ void fuzzAttention(const uint8_t *data, size_t size) {
   const void *aligned[] = {a.q, a.k, a.v, a.out};
   for (const void *p : aligned)
     valid = valid && p && reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  valid = valid && a.mask && (a.layout == 0 || a.layout == 1) &&
-          std::isfinite(a.scale) && a.scale >= 0.f;
+  if (positions) {
+    const int64_t *tables[] = {a.slot_positions, a.query_positions};
+    valid = valid && !a.mask;
+    for (const int64_t *t : tables)
+      valid = valid && t && reinterpret_cast<uintptr_t>(t) % 8 == 0;
+    valid = valid && a.slot_positions_stride_b >= 0 &&
+            a.query_positions_stride_b >= 0;
+  } else {
+    valid = valid && a.mask;
+  }
+  valid = valid && (a.layout == 0 || a.layout == 1) && std::isfinite(a.scale) &&
+          a.scale >= 0.f;
   for (const int64_t *s : strides)
     valid = valid && s[3] == 1 && s[0] >= 0 && s[1] >= 0 && s[2] >= 0 &&
             s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0;
@@ -197,12 +221,22 @@ void fuzzAttention(const uint8_t *data, size_t size) {
     const int64_t qSizes[] = {a.B, a.H, a.T, a.D};
     const int64_t kvSizes[] = {a.B, a.H, a.S, a.D};
     const int64_t maskSizes[] = {a.B, a.T, a.S};
-    const Range inputs[] = {
+    const int64_t slotSizes[] = {a.B, a.S}, querySizes[] = {a.B, a.T};
+    const int64_t slotStrides[] = {a.slot_positions_stride_b, 1};
+    const int64_t queryStrides[] = {a.query_positions_stride_b, 1};
+    std::vector<Range> inputs = {
         rangeOf(reinterpret_cast<uintptr_t>(a.q), qSizes, a.q_stride, 4, 2),
         rangeOf(reinterpret_cast<uintptr_t>(a.k), kvSizes, a.k_stride, 4, 2),
-        rangeOf(reinterpret_cast<uintptr_t>(a.v), kvSizes, a.v_stride, 4, 2),
-        rangeOf(reinterpret_cast<uintptr_t>(a.mask), maskSizes, a.mask_stride,
-                3, 1)};
+        rangeOf(reinterpret_cast<uintptr_t>(a.v), kvSizes, a.v_stride, 4, 2)};
+    if (positions) {
+      inputs.push_back(rangeOf(reinterpret_cast<uintptr_t>(a.slot_positions),
+                               slotSizes, slotStrides, 2, 8));
+      inputs.push_back(rangeOf(reinterpret_cast<uintptr_t>(a.query_positions),
+                               querySizes, queryStrides, 2, 8));
+    } else {
+      inputs.push_back(rangeOf(reinterpret_cast<uintptr_t>(a.mask), maskSizes,
+                               a.mask_stride, 3, 1));
+    }
     const uintptr_t out = reinterpret_cast<uintptr_t>(a.out);
     const Range outRange{out, out + u128(a.B) * u128(a.H) * u128(a.T) * 128};
     valid = outRange.end < kAddressSpace;
