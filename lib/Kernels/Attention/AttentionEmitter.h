@@ -100,6 +100,11 @@ private:
   Value isFullTile(Value tile) {
     return AttentionPieces::isFullTile(tile, arg(kS));
   }
+  /// Key 64 tile + 2t: the lane's first key of tile `tile` (its keys are
+  /// that + 8n + e, maskBit's order).
+  Value laneKeyBase(const Frame &f, Value tile) {
+    return add(mul(tile, kKeys), mul(f.t, 2));
+  }
   /// Byte offset of `key` in a mask row, the key clamped to S - 1.
   Value clampedMaskOffset(Value key) {
     return mul(toI64(minU(key, sub(arg(kS), constI32(1)))), arg(kMaskStrideS));

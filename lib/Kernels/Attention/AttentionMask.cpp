@@ -22,7 +22,7 @@ namespace moss::attention {
 MaskLoads AttentionEmitter::loadMask(const Frame &f, Value tile,
                                      Value tileValid) {
   Value s = arg(kS);
-  Value keyBase = add(mul(tile, kKeys), mul(f.t, 2));
+  Value keyBase = laneKeyBase(f, tile);
   SmallVector<Type> types(maskLoadValues(f), i8);
   if (f.warpHasHighRows)
     types.back() = i32;
@@ -212,7 +212,7 @@ Value AttentionEmitter::maskBits(const Frame &f, Value tile, Value tileValid) {
 }
 
 Value AttentionEmitter::keyBitsOf(const Frame &f, Value tile) {
-  Value keyBase = add(mul(tile, kKeys), mul(f.t, 2));
+  Value keyBase = laneKeyBase(f, tile);
   Value bits = constI32(0);
   for (int64_t n = 0; n < kKeyGroups; ++n)
     for (int64_t e = 0; e < 2; ++e) {
@@ -331,7 +331,7 @@ Value AttentionEmitter::positionBits(const Frame &f, Value tile,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(ifOp.thenBlock());
-  Value keyBase = add(mul(tile, kKeys), mul(f.t, 2));
+  Value keyBase = laneKeyBase(f, tile);
   auto pairsIf = scf::IfOp::create(b, loc, TypeRange{i32},
                                    both(isFullTile(tile), f.slotPairs),
                                    /*withElseRegion=*/true);
