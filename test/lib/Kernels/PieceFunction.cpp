@@ -1,26 +1,10 @@
 //===- PieceFunction.cpp - A function around one kernel piece -------------===//
 #include "PieceFunction.h"
 
-#include "Common/NvvmSync.h"
-
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
 
 namespace moss::test {
-
-PieceTypes::PieceTypes(MLIRContext *ctx) {
-  Builder b(ctx);
-  i1 = b.getI1Type();
-  i8 = b.getI8Type();
-  i32 = b.getI32Type();
-  i64 = b.getI64Type();
-  f32 = b.getF32Type();
-  globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
-  sharedPtr = LLVM::LLVMPointerType::get(ctx, kSharedSpace);
-  genericPtr = LLVM::LLVMPointerType::get(ctx);
-  v4f32 = VectorType::get({4}, f32);
-}
 
 PieceFunction::PieceFunction(OpBuilder &b, ModuleOp module, StringRef name,
                              ArrayRef<Type> args)

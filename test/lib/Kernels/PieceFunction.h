@@ -16,13 +16,6 @@
 
 namespace moss::test {
 
-/// The types the harnesses give piece arguments.
-struct PieceTypes {
-  explicit PieceTypes(mlir::MLIRContext *ctx);
-  mlir::Type i1, i8, i32, i64, f32, globalPtr, sharedPtr, genericPtr;
-  mlir::VectorType v4f32;
-};
-
 /// `gpu.func @name(args...)` in the `gpu.module @pieces` of `module` (made
 /// on first use), with the builder at the start of its body.
 class PieceFunction {

@@ -48,9 +48,12 @@ constexpr int64_t kScores = 4 * kKeyGroups; // a lane's S accumulators
 bool emitAttentionPiece(OpBuilder &b, ModuleOp module, StringRef piece,
                         const AttentionPieceOptions &options,
                         std::string &error) {
-  PieceTypes t(b.getContext());
   Location loc = module.getLoc();
   AttentionPieces p(b, loc);
+  // The pieces' own types name the arguments (plus the generic pointer of a
+  // CUtensorMap parameter).
+  const AttentionPieces &t = p;
+  const Type genericPtr = LLVM::LLVMPointerType::get(b.getContext());
   // A state's m[2], l[2] and acc.
   auto stateTypes = [&] { return repeat(t.f32, 4 + kAcc); };
 
@@ -148,8 +151,8 @@ bool emitAttentionPiece(OpBuilder &b, ModuleOp module, StringRef piece,
     // (kv, tid, tripBarriers, kMap, vMap, groups, h, b, firstTile, stage,
     // active)
     PieceFunction fn(b, module, piece,
-                     {t.sharedPtr, t.i32, t.i32, t.genericPtr, t.genericPtr,
-                      t.i32, t.i32, t.i32, t.i32, t.i32, t.i32});
+                     {t.sharedPtr, t.i32, t.i32, genericPtr, genericPtr, t.i32,
+                      t.i32, t.i32, t.i32, t.i32, t.i32});
     TensorTripSource src{fn.arg(0), fn.arg(1), fn.arg(2),
                          fn.arg(3), fn.arg(4), fn.arg(5),
                          fn.arg(6), fn.arg(7), options.splitKv};

@@ -31,9 +31,10 @@ bool emitGemmPiece(OpBuilder &b, ModuleOp module, StringRef piece, int64_t n,
   gemm::GemmShape shape;
   if (!gemm::deriveGemmShape(spec, shape, error))
     return false;
-  PieceTypes t(b.getContext());
   Location loc = module.getLoc();
   auto emitter = [&] { return gemm::GemmEmitter(b, loc, shape); };
+  // The emitter's own types name the arguments.
+  const gemm::GemmEmitter t = emitter();
 
   if (piece == "gemm-copies") {
     // (slab, x, w, tid, nCta, mCta, kBase, m, prefetchW)
