@@ -13,7 +13,8 @@
 # TUNED_WHITELIST (default .cand/tuned and configs/h200-tuned-pdl.json; the
 # GEMM benchmark is skipped when that folder is missing). GoogleTest and
 # nlohmann/json come from .devdeps/prefix (scripts/device-deps.sh) when the
-# machine lacks them. MOSS_COMMIT is recorded in the JSON.
+# machine lacks them. .cand/layernorm (from unittests/Runtime/Inputs/
+# layernorm-whitelist.json) adds the LayerNorm modes' tests and timings. MOSS_COMMIT is recorded in the JSON.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${1:?usage: benchmarks/run_device.sh OUT [TUNED_KERNELS_DIR TUNED_WHITELIST]}
@@ -62,6 +63,18 @@ if [[ -f $TUNED/manifest.json ]]; then
   grep -E "met, .* missed" "$RES/gemm.md"
 else
   echo "gemm-bench: skipped, no kernels in $TUNED (moss-aot --whitelist $TUNED_WL --out $TUNED)"
+fi
+# The LayerNorm modes: their GPU tests and timings beside the fallback.
+LN=$ROOT/.cand/layernorm
+LN_WL=$ROOT/unittests/Runtime/Inputs/layernorm-whitelist.json
+if [[ -f $LN/manifest.json ]]; then
+  step layernorm-tests env MOSS_TEST_KERNELS_DIR="$LN" MOSS_TEST_WHITELIST="$LN_WL" timeout 300 $T \
+    --gtest_filter='GeneratedGemm*:*Graph*:*Programmatic*'
+  step layernorm-bench timeout 300 $BENCH --kernels-dir "$LN" --whitelist "$LN_WL" \
+    --json "$RES/gemm-layernorm.json" --commit "${MOSS_COMMIT:-unknown}"
+  python3 "$ROOT/benchmarks/targets.py" "$RES/gemm-layernorm.json" >"$RES/gemm-layernorm.md"
+else
+  echo "layernorm: skipped, no kernels in $LN (moss-aot --whitelist $LN_WL --out $LN)"
 fi
 step attention-bench timeout 300 $BENCH --attention --json "$RES/attention.json" \
   --commit "${MOSS_COMMIT:-unknown}"

@@ -10,6 +10,7 @@
 #include "moss/Config/Occupancy.h"
 #include "moss/Config/Whitelist.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,8 +77,9 @@ void fuzzWhitelist(const uint8_t *data, size_t size) {
     MOSS_FUZZ_CHECK(parseGemmKey(entry.keyText, again, reason), reason);
     MOSS_FUZZ_CHECK(sameKey(again, key), entry.keyText);
     GemmLaunch launch;
-    MOSS_FUZZ_CHECK(deriveGemmLaunch(key.n, key.k, entry.tile, launch, reason),
-                    entry.keyText + ": " + reason);
+    MOSS_FUZZ_CHECK(
+        deriveGemmLaunch(key.n, key.k, key.mode, entry.tile, launch, reason),
+        entry.keyText + ": " + reason);
   }
 }
 
@@ -116,8 +118,9 @@ void fuzzKeyList(const uint8_t *data, size_t size) {
     MOSS_FUZZ_CHECK(parseGemmKey(texts[i], again, reason), reason);
     MOSS_FUZZ_CHECK(sameKey(again, keys[i]), texts[i]);
     for (const GemmTile &tile : enumerateCandidateTiles(keys[i], TileSpace{}))
-      MOSS_FUZZ_CHECK(checkTileLegal(keys[i].n, keys[i].k, tile, reason),
-                      texts[i] + ": " + reason);
+      MOSS_FUZZ_CHECK(
+          checkTileLegal(keys[i].n, keys[i].k, keys[i].mode, tile, reason),
+          texts[i] + ": " + reason);
   }
 }
 
@@ -182,9 +185,24 @@ void fuzzLaunchRules(const uint8_t *data, size_t size) {
   int64_t n = takeSize(data, size), k = takeSize(data, size);
   GemmTile tile{takeSize(data, size), takeSize(data, size),
                 takeSize(data, size), takeSize(data, size)};
+  // One value past the modes, to see an unknown mode refused.
+  const int mode =
+      static_cast<int>(takeSize(data, size) % (kGemmModeCount + 1));
   GemmLaunch gemm;
   std::string err;
-  if (deriveGemmLaunch(n, k, tile, gemm, err)) {
+  if (deriveGemmLaunch(n, k, mode, tile, gemm, err)) {
+    MOSS_FUZZ_CHECK(mode < kGemmModeCount, "unknown mode accepted");
+    MOSS_FUZZ_CHECK(gemm.layerNorm == gemmModeInfo(mode)->layerNorm,
+                    "layerNorm");
+    // The row statistics lie after the receive mbarrier, inside the launch.
+    MOSS_FUZZ_CHECK(
+        !gemm.layerNorm ||
+            (gemm.statsOffset >= std::max(gemm.slabBytes, gemm.partialBytes) &&
+             (tile.split == 1 ||
+              gemm.statsOffset >= gemm.recvBarrierOffset + 8) &&
+             gemm.statsOffset % 16 == 0 &&
+             gemm.statsOffset + tile.split * gemm.bm8 * 8 == gemm.sharedBytes),
+        "statsOffset");
     MOSS_FUZZ_CHECK(gemm.threads >= 32 && gemm.threads <= 1024, "threads");
     MOSS_FUZZ_CHECK(gemm.warps <= kGemmMaxWarps &&
                         gemm.threads == 32 * gemm.warps,

@@ -16,24 +16,36 @@ int coldWeightCopies(const GemmCase &c, int l2Bytes) {
 GemmCaseData::GemmCaseData(const GemmCase &c, int copies, std::mt19937_64 &rng)
     : c(c), copies(copies), weightStride((c.n * c.k * 2 + 255) / 256 * 256),
       dx(c.m * c.k * 2), dw(weightStride * copies), dscale(c.n * 2),
-      dres(c.m * c.n * 2), dout(c.m * c.n * 2) {
+      dres(c.m * c.n * 2), dgamma(c.k * 2), dbeta(c.k * 2),
+      dout(c.m * c.n * 2) {
   double range = 2.0 / std::sqrt(static_cast<double>(c.k));
   x = randomBf16(c.m * c.k, -1, 1, rng);
   w = randomBf16(c.n * c.k, -range, range, rng);
   scale = randomBf16(c.n, -0.5, 0.5, rng);
   res = randomBf16(c.m * c.n, -2, 2, rng);
+  gamma = randomBf16(c.k, 0.5, 1.5, rng);
+  beta = randomBf16(c.k, -0.5, 0.5, rng);
 }
 
 bool GemmCaseData::upload() {
-  if (!dx.ok() || !dw.ok() || !dscale.ok() || !dres.ok() || !dout.ok())
+  if (!dx.ok() || !dw.ok() || !dscale.ok() || !dres.ok() || !dgamma.ok() ||
+      !dbeta.ok() || !dout.ok())
     return false;
+  cudaMemcpy(dgamma.get(), gamma.data(), gamma.size() * 2,
+             cudaMemcpyHostToDevice);
+  cudaMemcpy(dbeta.get(), beta.data(), beta.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(dx.get(), x.data(), x.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(dscale.get(), scale.data(), scale.size() * 2,
              cudaMemcpyHostToDevice);
   cudaMemcpy(dres.get(), res.data(), res.size() * 2, cudaMemcpyHostToDevice);
   for (int i = 0; i < copies; ++i)
     cudaMemcpy(weight(i), w.data(), w.size() * 2, cudaMemcpyHostToDevice);
-  ref = referenceOutput(x, w, scale, res, c.m, c.n, c.k, c.mode);
+  const config::GemmModeInfo &mode = *config::gemmModeInfo(c.mode);
+  ref = referenceOutput(mode.layerNorm
+                            ? host::layerNormReference(
+                                  x, gamma, beta, host::kLayerNormEps, c.m, c.k)
+                            : x,
+                        w, scale, res, c.m, c.n, c.k, mode.epilogue);
   refPlain =
       c.mode == 0 ? ref : referenceOutput(x, w, scale, res, c.m, c.n, c.k, 0);
   return cudaDeviceSynchronize() == cudaSuccess;
@@ -41,6 +53,18 @@ bool GemmCaseData::upload() {
 
 void *GemmCaseData::weight(int copy) const {
   return static_cast<char *>(dw.get()) + weightStride * copy;
+}
+
+host::GemmOperands GemmCaseData::operands(int copy) const {
+  host::GemmOperands ops;
+  ops.x = dx.get();
+  ops.w = weight(copy);
+  ops.scale = dscale.get();
+  ops.residual = dres.get();
+  ops.gamma = dgamma.get();
+  ops.beta = dbeta.get();
+  ops.out = dout.get();
+  return ops;
 }
 
 std::vector<uint16_t> GemmCaseData::output() const {

@@ -12,6 +12,8 @@
 
 #include "BenchSupport.h"
 
+#include "moss/Support/GemmCall.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -38,15 +40,19 @@ struct GemmCaseData {
   GemmCase c;
   int copies;
   size_t weightStride; ///< Bytes between copies (256-byte aligned).
-  std::vector<uint16_t> x, w, scale, res;
-  DeviceBuffer dx, dw, dscale, dres, dout;
-  std::vector<double> ref, refPlain; ///< FP64: with the epilogue, and without.
+  std::vector<uint16_t> x, w, scale, res, gamma, beta;
+  DeviceBuffer dx, dw, dscale, dres, dgamma, dbeta, dout;
+  /// FP64: the mode's (prologue and epilogue), and x . w^T alone (what the
+  /// cuBLASLt anchor computes).
+  std::vector<double> ref, refPlain;
 
   GemmCaseData(const GemmCase &c, int copies, std::mt19937_64 &rng);
   /// Uploads everything and computes the references; false when out of
   /// device memory.
   bool upload();
   void *weight(int copy) const;
+  /// The operands of a call with weight copy `copy`.
+  host::GemmOperands operands(int copy) const;
   std::vector<uint16_t> output() const;
   void poisonOutput();
 };

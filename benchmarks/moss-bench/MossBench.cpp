@@ -264,19 +264,17 @@ int main(int argc, char **argv) {
       results.push_back(r);
       continue;
     }
-    auto ep = static_cast<moss_epilogue_t>(c.mode);
     auto viaRuntime = [&](moss_runtime_t rt) {
       return [&, rt](int copy, cudaStream_t s, std::string &e) {
-        if (moss_ffn_gemm(rt, c.m, c.n, c.k, ep, data.dx.get(),
-                          data.weight(copy), data.dscale.get(), data.dres.get(),
-                          data.dout.get(), s) == MOSS_OK)
+        if (moss::host::callGemm(rt, c.m, c.n, c.k, c.mode, data.operands(copy), s) ==
+            MOSS_OK)
           return true;
         e = moss_runtime_last_error(rt);
         return false;
       };
     };
     r.selected =
-        generated && moss_gemm_is_selected(generated, c.m, c.n, c.k, ep);
+        generated && moss::host::gemmSelected(generated, c.m, c.n, c.k, c.mode);
     if (r.selected) {
       r.generated = measureGemm(data, o.protocol, o.cold, false, stream,
                                 viaRuntime(generated));

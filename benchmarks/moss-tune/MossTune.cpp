@@ -141,9 +141,8 @@ private:
 GemmCallFn viaRuntime(moss_runtime_t rt, GemmCaseData &data) {
   return [rt, &data](int copy, cudaStream_t s, std::string &e) {
     const GemmCase &c = data.c;
-    if (moss_ffn_gemm(rt, c.m, c.n, c.k, static_cast<moss_epilogue_t>(c.mode),
-                      data.dx.get(), data.weight(copy), data.dscale.get(),
-                      data.dres.get(), data.dout.get(), s) == MOSS_OK)
+    if (host::callGemm(rt, c.m, c.n, c.k, c.mode, data.operands(copy), s) ==
+        MOSS_OK)
       return true;
     e = moss_runtime_last_error(rt);
     return false;
@@ -157,8 +156,7 @@ void measureCandidate(CandidateResult &c, const config::GemmKey &key, int run,
   moss_runtime_t rt = rounds.get(c.round, c.error);
   if (!rt)
     return;
-  if (!moss_gemm_is_selected(rt, key.m, key.n, key.k,
-                             static_cast<moss_epilogue_t>(key.mode))) {
+  if (!host::gemmSelected(rt, key.m, key.n, key.k, key.mode)) {
     c.error = "round " + c.round + " does not run a generated kernel for it";
     return;
   }

@@ -32,7 +32,7 @@ std::vector<GemmTile> enumerateCandidateTiles(const GemmKey &key,
           GemmTile tile{bm, bn, bk, split};
           GemmLaunch launch;
           std::string reason;
-          if (!deriveGemmLaunch(key.n, key.k, tile, launch, reason))
+          if (!deriveGemmLaunch(key.n, key.k, key.mode, tile, launch, reason))
             continue;
           // A tile that builds an earlier one's kernel (another bk giving
           // the same stages) would only time the same code again.
@@ -231,7 +231,8 @@ bool parseCandidateList(std::string_view bytes, const std::string &fileName,
         Candidate candidate;
         if (!readTile(c.at("tile"), candidate.tile))
           return fail(where + "\"tile\" is not four integers");
-        if (!checkTileLegal(entry.key.n, entry.key.k, candidate.tile, reason))
+        if (!checkTileLegal(entry.key.n, entry.key.k, entry.key.mode,
+                            candidate.tile, reason))
           return fail(where + reason);
         candidate.round = c.at("round").get<std::string>();
         if (!rounds.count(candidate.round))

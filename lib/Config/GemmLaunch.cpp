@@ -41,8 +41,14 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 } // namespace
 
-bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
+bool deriveGemmLaunch(int64_t n, int64_t k, int mode, const GemmTile &tile,
                       GemmLaunch &out, std::string &err) {
+  const GemmModeInfo *modeInfo = gemmModeInfo(mode);
+  if (!modeInfo) {
+    err = "mode " + std::to_string(mode) + " is unknown (expected " +
+          gemmModeList() + ")";
+    return false;
+  }
   // Bounded above too: the shared-memory sizes below multiply K.
   const std::pair<const char *, int64_t> sizes[] = {{"N", n}, {"K", k}};
   for (const auto &[name, value] : sizes) {
@@ -191,14 +197,24 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
         launch.recvOffset + tile.split * launch.shareItems * 8 * 4;
     launch.sharedBytes = launch.recvBarrierOffset + 8;
   }
+  launch.layerNorm = modeInfo->layerNorm;
+  if (launch.layerNorm) {
+    launch.statsOffset = ceilDiv(launch.sharedBytes, 16) * 16;
+    launch.sharedBytes = launch.statsOffset + tile.split * launch.bm8 * 8;
+  }
   if (launch.sharedBytes > kGemmMaxSharedBytes) {
     err = "shared memory max((bn+bm8)*(K/split+pad)*2, warps_k*bm8*(bn+4)*4) "
           "= max(" +
           std::to_string(launch.slabBytes) + ", " +
           std::to_string(launch.partialBytes) + ")" +
           (tile.split > 1
-               ? " + split-K receive slots and mbarrier " +
+               ? std::string(" + split-K receive slots") +
+                     (launch.layerNorm ? ", mbarrier and row statistics "
+                                       : " and mbarrier ") +
                      std::to_string(launch.sharedBytes - launch.recvOffset)
+           : launch.layerNorm
+               ? " + row statistics " +
+                     std::to_string(launch.sharedBytes - launch.statsOffset)
                : std::string()) +
           " = " + std::to_string(launch.sharedBytes) +
           " bytes exceeds 227 KiB (" + std::to_string(kGemmMaxSharedBytes) +
@@ -214,28 +230,29 @@ bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
 
 bool sameGemmLaunch(const GemmLaunch &a, const GemmLaunch &b) {
   auto fields = [](const GemmLaunch &l) {
-    return std::make_tuple(
-        l.wgmma, l.wgmmaWeightsA, l.wgmmaGroupsN, l.warpsN, l.warpsK, l.warps,
-        l.threads, l.kPerCta, l.stages, l.stageK, l.bm8, l.slabRowElems,
-        l.slabBytes, l.partialRowFloats, l.partialBytes, l.shareItems,
-        l.recvOffset, l.recvBarrierOffset, l.bulkHandover, l.sendOffset,
-        l.sharedBytes, l.gridX, l.gridYPerM, l.gridZ);
+    return std::make_tuple(l.wgmma, l.wgmmaWeightsA, l.wgmmaGroupsN, l.warpsN,
+                           l.warpsK, l.warps, l.threads, l.kPerCta, l.stages,
+                           l.stageK, l.bm8, l.slabRowElems, l.slabBytes,
+                           l.partialRowFloats, l.partialBytes, l.shareItems,
+                           l.recvOffset, l.recvBarrierOffset, l.bulkHandover,
+                           l.sendOffset, l.layerNorm, l.statsOffset,
+                           l.sharedBytes, l.gridX, l.gridYPerM, l.gridZ);
   };
   return fields(a) == fields(b);
 }
 
-bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a,
+bool sameGemmKernel(int64_t n, int64_t k, int mode, const GemmTile &a,
                     const GemmTile &b) {
   GemmLaunch la, lb;
   std::string err;
-  return deriveGemmLaunch(n, k, a, la, err) &&
-         deriveGemmLaunch(n, k, b, lb, err) && sameGemmLaunch(la, lb);
+  return deriveGemmLaunch(n, k, mode, a, la, err) &&
+         deriveGemmLaunch(n, k, mode, b, lb, err) && sameGemmLaunch(la, lb);
 }
 
-bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,
+bool checkTileLegal(int64_t n, int64_t k, int mode, const GemmTile &tile,
                     std::string &err) {
   GemmLaunch unused;
-  return deriveGemmLaunch(n, k, tile, unused, err);
+  return deriveGemmLaunch(n, k, mode, tile, unused, err);
 }
 
 } // namespace moss::config

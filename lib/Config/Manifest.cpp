@@ -342,13 +342,13 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
   if (!readKernelName(value, "gemm_kernels", index, record))
     return false;
 
-  int64_t epilogue = 0;
+  int64_t mode = 0;
   if (!readStringArrayMember(value, "keys", record.keys) ||
       !readIntMember(value, "", "n", 1, record.n) ||
       !readIntMember(value, "", "k", 1, record.k) ||
-      !readIntMember(value, "", "epilogue", 0, epilogue, 2))
+      !readIntMember(value, "", "mode", 0, mode, kGemmModeCount - 1))
     return false;
-  record.epilogue = int(epilogue);
+  record.mode = int(mode);
   if (record.keys.empty())
     return fail("keys", "expected at least one whitelist key, found none");
   for (size_t i = 0; i < record.keys.size(); ++i) {
@@ -358,13 +358,13 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
     if (!parseGemmKey(keyText, key, reason))
       return fail(indexPath("keys", i),
                   "key " + quoteForMessage(keyText) + ": " + reason);
-    if (key.n != record.n || key.k != record.k || key.mode != record.epilogue)
+    if (key.n != record.n || key.k != record.k || key.mode != record.mode)
       return fail(
           indexPath("keys", i),
           "key " + quoteForMessage(keyText) +
               " does not match the kernel's n = " + std::to_string(record.n) +
               ", k = " + std::to_string(record.k) +
-              ", epilogue = " + std::to_string(record.epilogue));
+              ", mode = " + std::to_string(record.mode));
     auto [it, inserted] = kernelByKey.emplace(keyText, index);
     if (!inserted)
       return fail(indexPath("keys", i),
@@ -386,7 +386,7 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
                  std::numeric_limits<int64_t>::max(), *tileFields[i]))
       return false;
   std::string reason;
-  if (!checkTileLegal(record.n, record.k, record.tile, reason))
+  if (!checkTileLegal(record.n, record.k, record.mode, record.tile, reason))
     return fail("tile", reason);
 
   if (!readKernelFiles(value, record))
@@ -515,7 +515,7 @@ ordered_json manifestToJson(const Manifest &manifest) {
     value["keys"] = kernel.keys;
     value["n"] = kernel.n;
     value["k"] = kernel.k;
-    value["epilogue"] = kernel.epilogue;
+    value["mode"] = kernel.mode;
     value["tile"] = {kernel.tile.bm, kernel.tile.bn, kernel.tile.bk,
                      kernel.tile.split};
     value["chip"] = kernel.chip;

@@ -112,7 +112,8 @@ LaunchOccupancy gemmLaunchOccupancy(const GemmKernelRecord &kernel, int64_t m,
   GemmLaunch launch;
   std::string err;
   if (kernel.functions.empty() || m < 1 ||
-      !deriveGemmLaunch(kernel.n, kernel.k, kernel.tile, launch, err))
+      !deriveGemmLaunch(kernel.n, kernel.k, kernel.mode, kernel.tile, launch,
+                        err))
     return {};
   const int64_t rowBlocks = (m + launch.gridYPerM - 1) / launch.gridYPerM;
   return occupancyOf(kernel.functions.front(), launch.threads,

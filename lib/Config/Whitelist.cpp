@@ -11,19 +11,6 @@ namespace moss::config {
 
 using nlohmann::json;
 
-const char *gemmModeName(int mode) {
-  switch (mode) {
-  case kGemmModeNone:
-    return "none";
-  case kGemmModeGelu:
-    return "gelu";
-  case kGemmModeLayerScaleResidual:
-    return "layerscale_residual";
-  default:
-    return nullptr;
-  }
-}
-
 std::string gemmKernelName(int64_t n, int64_t k, int mode,
                            const GemmTile &tile) {
   const char *modeName = gemmModeName(mode);
@@ -111,8 +98,8 @@ bool parseGemmKey(std::string_view text, GemmKey &key, std::string &reason) {
     }
   }
   if (!gemmModeName(int(values[3]))) {
-    reason = "mode " + std::to_string(values[3]) +
-             " is unknown (expected 0 none, 1 gelu, 2 layerscale_residual)";
+    reason = "mode " + std::to_string(values[3]) + " is unknown (expected " +
+             gemmModeList() + ")";
     return false;
   }
   key = GemmKey{values[0], values[1], values[2], int(values[3])};
@@ -196,7 +183,8 @@ bool parseEntries(std::string_view bytes, const std::string &fileName,
       return fail(reason);
     if (!parseTile(document.at(keyText), entry.tile, reason))
       return fail(reason);
-    if (!checkTileLegal(entry.key.n, entry.key.k, entry.tile, reason))
+    if (!checkTileLegal(entry.key.n, entry.key.k, entry.key.mode, entry.tile,
+                        reason))
       return fail(reason);
     entries.push_back(std::move(entry));
   }

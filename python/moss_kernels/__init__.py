@@ -2,6 +2,7 @@
 
     import moss_kernels                      # registers torch.ops.moss.*
     y = moss_kernels.ffn_gemm(x, w, None, None, moss_kernels.Epilogue.GELU)
+    u = moss_kernels.layernorm_gemm(x, gamma, beta, 1e-5, w, moss_kernels.Epilogue.GELU)
     o = moss_kernels.streaming_attention(q, k_cache, v_cache, mask)
     o = moss_kernels.streaming_attention_positions(q, k_cache, v_cache, slot_positions, query_positions)
 
@@ -11,8 +12,8 @@ output) and MOSS_CODEC_GEMM_CONFIG (the whitelist it was built from).
 """
 
 from ._capi import Epilogue, LibraryMismatch, LibraryNotFound, MossError, MossStatus, runtime_version
-from .ops import ffn_gemm, streaming_attention, streaming_attention_positions
-from .runtime import gemm_is_selected, load_runtime
+from .ops import ffn_gemm, layernorm_gemm, streaming_attention, streaming_attention_positions
+from .runtime import gemm_is_selected, layernorm_gemm_is_selected, load_runtime
 
 __all__ = [
     "Epilogue",
@@ -22,6 +23,8 @@ __all__ = [
     "MossStatus",
     "ffn_gemm",
     "gemm_is_selected",
+    "layernorm_gemm",
+    "layernorm_gemm_is_selected",
     "load_runtime",
     "runtime_version",
     "streaming_attention",

@@ -6,10 +6,10 @@
 Pre-LayerNorm, fused QKV without bias, interleaved RoPE at absolute
 positions, a ring KV cache (ring_cache.py), LayerScale residuals, erf-GELU
 FFN without biases. `ReferenceKernels` is plain PyTorch as the codec runs it
-in bf16; `MossKernels` replaces the attention (its mask from the ring's
-positions) and both FFN GEMMs (GELU and
-LayerScale+residual fused) with the moss ops. Everything else is shared, so
-the two differ only where moss computes.
+in bf16; `MossKernels` runs every GEMM and the attention on moss, with both
+LayerNorms fused into the GEMMs after them (five moss calls);
+`MossFfnKernels` only the attention and the FFN's GEMMs. Everything else is
+shared, so the layers differ only where moss computes.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from . import ops
 from ._capi import Epilogue
 from .ring_cache import RingKvCache
 
+_NONE = int(Epilogue.NONE)
 _GELU = int(Epilogue.GELU)
 _LAYERSCALE_RESIDUAL = int(Epilogue.LAYERSCALE_RESIDUAL)
 
@@ -91,6 +92,9 @@ class ReferenceKernels:
 
     name = "reference"
 
+    def qkv(self, x: Tensor, p: DecoderLayerParams) -> Tensor:
+        return p.in_proj(p.norm1(x))
+
     def attention(self, q: Tensor, cache: RingKvCache, positions: Tensor, live: Tensor) -> Tensor:
         mask = cache.mask(positions, live)
         out = F.scaled_dot_product_attention(q, cache.k, cache.v, attn_mask=mask)
@@ -98,35 +102,60 @@ class ReferenceKernels:
         # softmax; the layer's contract, like moss's, is zeros.
         return torch.where(mask.any(dim=-1, keepdim=True), out, 0.0)
 
-    def feed_forward(self, normed: Tensor, residual: Tensor, p: DecoderLayerParams) -> Tensor:
-        hidden = F.gelu(F.linear(normed, p.linear1.weight))
-        return residual + p.layer_scale_2 * F.linear(hidden, p.linear2.weight)
+    def out_projection(self, attended: Tensor, x: Tensor, p: DecoderLayerParams) -> Tensor:
+        return x + p.layer_scale_1 * p.out_proj(attended)
+
+    def feed_forward(self, h: Tensor, p: DecoderLayerParams) -> Tensor:
+        hidden = F.gelu(F.linear(p.norm2(h), p.linear1.weight))
+        return h + p.layer_scale_2 * F.linear(hidden, p.linear2.weight)
 
 
-class MossKernels:
+class MossFfnKernels(ReferenceKernels):
     """moss::streaming_attention_positions (the mask built in the kernel from
-    the ring's slot positions) and two moss::ffn_gemm calls."""
+    the ring's slot positions) and the FFN as two moss::ffn_gemm calls; the
+    LayerNorms and the QKV and output projections stay PyTorch's."""
 
-    name = "moss"
+    name = "moss-ffn"
 
     def attention(self, q: Tensor, cache: RingKvCache, positions: Tensor, live: Tensor) -> Tensor:
         return ops.streaming_attention_positions(q, cache.k, cache.v, cache.slot_positions,
                                                  cache.query_positions(positions, live))
 
-    def feed_forward(self, normed: Tensor, residual: Tensor, p: DecoderLayerParams) -> Tensor:
-        hidden = ops.ffn_gemm(normed, p.linear1.weight, None, None, _GELU)
-        return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, residual, _LAYERSCALE_RESIDUAL)
+    def feed_forward(self, h: Tensor, p: DecoderLayerParams) -> Tensor:
+        hidden = ops.ffn_gemm(p.norm2(h), p.linear1.weight, None, None, _GELU)
+        return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, h, _LAYERSCALE_RESIDUAL)
 
 
-class MossMaskKernels(MossKernels):
-    """MossKernels with the attention's mask built as a bool [B,1,T,S] tensor
-    (RingKvCache.mask) and read by moss::streaming_attention: the layer
-    before the mask came from positions, kept to measure the difference."""
+class MossMaskKernels(MossFfnKernels):
+    """MossFfnKernels with the attention's mask built as a bool [B,1,T,S]
+    tensor (RingKvCache.mask) and read by moss::streaming_attention: the
+    layer before the mask came from positions, kept to measure the
+    difference."""
 
     name = "moss-mask"
 
     def attention(self, q: Tensor, cache: RingKvCache, positions: Tensor, live: Tensor) -> Tensor:
         return ops.streaming_attention(q, cache.k, cache.v, cache.mask(positions, live))
+
+
+class MossKernels(MossFfnKernels):
+    """Every GEMM of the layer on moss, both LayerNorms fused into the GEMMs
+    that read them: LayerNorm + QKV (moss::layernorm_gemm), attention from
+    positions, out-projection + LayerScale + residual, LayerNorm + linear1 +
+    GELU, linear2 + LayerScale + residual. RoPE and the ring write stay
+    PyTorch's."""
+
+    name = "moss"
+
+    def qkv(self, x: Tensor, p: DecoderLayerParams) -> Tensor:
+        return ops.layernorm_gemm(x, p.norm1.weight, p.norm1.bias, p.norm1.eps, p.in_proj.weight, _NONE)
+
+    def out_projection(self, attended: Tensor, x: Tensor, p: DecoderLayerParams) -> Tensor:
+        return ops.ffn_gemm(attended, p.out_proj.weight, p.layer_scale_1, x, _LAYERSCALE_RESIDUAL)
+
+    def feed_forward(self, h: Tensor, p: DecoderLayerParams) -> Tensor:
+        hidden = ops.layernorm_gemm(h, p.norm2.weight, p.norm2.bias, p.norm2.eps, p.linear1.weight, _GELU)
+        return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, h, _LAYERSCALE_RESIDUAL)
 
 
 class StreamingDecoderLayer(nn.Module):
@@ -144,15 +173,15 @@ class StreamingDecoderLayer(nn.Module):
     def forward(self, x: Tensor, positions: Tensor, live: Tensor) -> Tensor:
         p = self.params
         batch, length, d_model = x.shape
-        qkv = p.in_proj(p.norm1(x)).view(batch, length, 3, p.num_heads, p.head_dim)
+        qkv = self.kernels.qkv(x, p).view(batch, length, 3, p.num_heads, p.head_dim)
         q = apply_rope(qkv[:, :, 0], positions)
         k = apply_rope(qkv[:, :, 1], positions)
         self.cache.append(k, qkv[:, :, 2], positions, live)
         attended = self.kernels.attention(q.transpose(1, 2), self.cache, positions, live)
         # [B,H,T,D] -> [B,T,H*D]: free for moss's [B,T,H,D] storage.
         attended = attended.transpose(1, 2).reshape(batch, length, d_model)
-        h = x + p.layer_scale_1 * p.out_proj(attended)
-        y = self.kernels.feed_forward(p.norm2(h), h, p)
+        h = self.kernels.out_projection(attended, x, p)
+        y = self.kernels.feed_forward(h, p)
         # Padding frames leave the layer as zeros so they feed nothing
         # downstream; a NaN from an empty attention row would survive this.
         return y * live[..., None].to(y.dtype)

@@ -1,6 +1,7 @@
 """torch.library custom ops over the C API.
 
     moss::ffn_gemm(x, w, scale, residual, mode) -> out [..., N]
+    moss::layernorm_gemm(x, gamma, beta, eps, w, mode) -> out [..., N]
     moss::streaming_attention(q, k, v, mask, skip_empty_tiles=False) -> out [B,H,T,D]
     moss::streaming_attention_positions(q, k, v, slot_positions, query_positions,
                                         skip_empty_tiles=False) -> out [B,H,T,D]
@@ -153,6 +154,67 @@ def ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[T
 @ffn_gemm.register_fake
 def _ffn_gemm_fake(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int) -> Tensor:
     _check_ffn_gemm(x, w, scale, residual, mode)
+    return x.new_empty((*x.shape[:-1], w.shape[0]))
+
+
+# -------------------------------------------------------- layernorm_gemm ---
+
+
+def _check_layernorm_gemm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float, w: Tensor, mode: int) -> None:
+    """Metadata checks shared by the real and the fake implementation."""
+    op = "moss::layernorm_gemm"
+    if mode not in (_capi.Epilogue.NONE, _capi.Epilogue.GELU):
+        _fail(op, f"mode must be 0 (none) or 1 (gelu) after the LayerNorm, got {mode}")
+    if not (math.isfinite(eps) and eps >= 0):
+        _fail(op, f"eps must be finite and >= 0, got {eps}")
+    for name, t in (("x", x), ("gamma", gamma), ("beta", beta), ("w", w)):
+        _check_dtype(op, name, t)
+    if x.dim() < 1:
+        _fail(op, "x must be [..., K], got a 0-d tensor")
+    if w.dim() != 2:
+        _fail(op, f"w must be [N, K], got shape {tuple(w.shape)}")
+    n, k = w.shape
+    if x.shape[-1] != k:
+        _fail(op, f"x is [..., {x.shape[-1]}] but w is [{n}, {k}]: K differs")
+    for name, t in (("gamma", gamma), ("beta", beta)):
+        if tuple(t.shape) != (k,):
+            _fail(op, f"{name} must be [{k}], got shape {tuple(t.shape)}")
+
+
+@torch.library.custom_op("moss::layernorm_gemm", mutates_args=(), tags=_TAGS)
+def layernorm_gemm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float, w: Tensor, mode: int) -> Tensor:
+    """out[..., n] = epilogue(LN(x)[..., :] . w[n, :]): F.layer_norm(x, [K], gamma,
+    beta, eps) (FP32 statistics, rounded to bf16) fused into the GEMM.
+
+    x [..., K], gamma and beta [K], w [N, K], bf16, contiguous; mode 0 (none)
+    or 1 (exact erf-GELU).
+    """
+    op = "moss::layernorm_gemm"
+    _check_layernorm_gemm(x, gamma, beta, eps, w, mode)
+    named = {"x": x, "gamma": gamma, "beta": beta, "w": w}
+    _check_placement(op, named)
+    _check_contiguous(op, named)
+    n, k = w.shape
+    out = x.new_empty((*x.shape[:-1], n))
+    m = math.prod(x.shape[:-1])
+    if m == 0:
+        return out
+    handle = load_runtime(x.device)
+    stream = torch.cuda.current_stream(x.device).cuda_stream
+    status = _on_device(
+        x.device,
+        lambda: _capi.library().moss_layernorm_gemm(
+            handle, m, n, k, mode, x.data_ptr(), gamma.data_ptr(), beta.data_ptr(), eps, w.data_ptr(),
+            out.data_ptr(), stream,
+        ),
+    )
+    _capi.check(status, "moss_layernorm_gemm", handle)
+    return out
+
+
+@layernorm_gemm.register_fake
+def _layernorm_gemm_fake(x: Tensor, gamma: Tensor, beta: Tensor, eps: float, w: Tensor, mode: int) -> Tensor:
+    _check_layernorm_gemm(x, gamma, beta, eps, w, mode)
     return x.new_empty((*x.shape[:-1], w.shape[0]))
 
 

@@ -68,3 +68,9 @@ def gemm_is_selected(m: int, n: int, k: int, mode: int, device: DeviceLike = Non
     16-byte aligned tensors), False when it takes the cuBLASLt fallback."""
     handle = load_runtime(device)
     return bool(_capi.library().moss_gemm_is_selected(handle, m, n, k, int(mode)))
+
+
+def layernorm_gemm_is_selected(m: int, n: int, k: int, mode: int, device: DeviceLike = None) -> bool:
+    """gemm_is_selected for moss::layernorm_gemm (mode: its epilogue, 0 or 1)."""
+    handle = load_runtime(device)
+    return bool(_capi.library().moss_layernorm_gemm_is_selected(handle, m, n, k, int(mode)))

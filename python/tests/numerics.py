@@ -16,6 +16,12 @@ def gemm_reference(x: Tensor, w: Tensor, scale, residual, mode: int) -> Tensor:
     return v
 
 
+def layernorm_gemm_reference(x: Tensor, gamma: Tensor, beta: Tensor, eps: float, w: Tensor, mode: int) -> Tensor:
+    """F.layer_norm in FP64 on the bf16 input, rounded to bf16, then gemm_reference."""
+    normalised = F.layer_norm(x.double(), (x.shape[-1],), gamma.double(), beta.double(), eps).to(torch.bfloat16)
+    return gemm_reference(normalised, w, None, None, mode)
+
+
 def attention_reference(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor:
     """Masked softmax attention in FP32, scale D^-0.5, rows without keys zero."""
     scores = (q.float() @ k.float().transpose(-1, -2)) * q.shape[-1] ** -0.5

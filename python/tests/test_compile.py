@@ -5,13 +5,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from moss_kernels import ffn_gemm, streaming_attention  # noqa: E402
+from moss_kernels import ffn_gemm, layernorm_gemm, streaming_attention  # noqa: E402
 
 
 def _block(x, w1, w2, scale, k, v, mask):
-    """FFN on x [B,T,d], then attention of x's heads over a cache."""
+    """Pre-LN FFN on x [B,T,d], then attention of x's heads over a cache."""
     b, t, d = x.shape
-    y = ffn_gemm(ffn_gemm(x, w1, None, None, 1), w2, scale, x, 2)
+    ones = torch.ones(d, dtype=x.dtype, device=x.device)
+    y = ffn_gemm(layernorm_gemm(x, ones, ones - 1, 1e-5, w1, 1), w2, scale, x, 2)
     q = y.view(b, t, d // 64, 64).transpose(1, 2)
     out = streaming_attention(q, k, v, mask)
     return out.transpose(1, 2).reshape(b, t, d)  # a view of moss's [B,T,H,D] storage

@@ -10,9 +10,9 @@ torch = pytest.importorskip("torch")
 
 import moss_kernels  # noqa: E402
 from moss_kernels import (  # noqa: E402
-    Epilogue, MossError, MossStatus, ffn_gemm, streaming_attention, streaming_attention_positions)
+    Epilogue, MossError, MossStatus, ffn_gemm, layernorm_gemm, streaming_attention, streaming_attention_positions)
 from moss_kernels.ring_cache import RingKvCache  # noqa: E402
-from numerics import attention_reference, gemm_reference, relative_l2  # noqa: E402
+from numerics import attention_reference, gemm_reference, layernorm_gemm_reference, relative_l2  # noqa: E402
 
 BF16 = torch.bfloat16
 
@@ -54,6 +54,53 @@ def test_ffn_gemm_matches_contract(cuda_device, lead, n, k, mode):
     selected = moss_kernels.gemm_is_selected(m, n, k, mode, cuda_device)
     assert selected == (f"{m},{n},{k},{int(mode)}" in _whitelist_keys())
     assert relative_l2(out, gemm_reference(x, w, scale, residual, mode)) < 4e-3
+
+
+def _layernorm_operands(lead, n, k, device, seed=0):
+    gen = torch.Generator(device=device).manual_seed(seed)
+    # Rows with a mean and spread of their own, as the decoder's residual stream has.
+    x = (3 * torch.randn(*lead, k, device=device, generator=gen) + 0.5).to(BF16)
+    gamma = (0.5 + torch.rand(k, device=device, generator=gen)).to(BF16)
+    beta = (torch.rand(k, device=device, generator=gen) - 0.5).to(BF16)
+    w = (torch.randn(n, k, device=device, generator=gen) / k**0.5).to(BF16)
+    return x, gamma, beta, w
+
+
+# The layer's QKV (mode 0 after the LayerNorm) and FFN1 (GELU) shapes.
+LAYERNORM_CASES = [
+    ((4,), 2304, 768, Epilogue.NONE),
+    ((2, 8), 3072, 768, Epilogue.GELU),
+    ((1, 30), 3840, 1280, Epilogue.NONE),
+    ((7,), 5120, 1280, Epilogue.GELU),
+    ((), 2304, 768, Epilogue.NONE),
+]
+
+
+@pytest.mark.parametrize("lead,n,k,mode", LAYERNORM_CASES)
+def test_layernorm_gemm_matches_contract(cuda_device, lead, n, k, mode):
+    x, gamma, beta, w = _layernorm_operands(lead, n, k, cuda_device)
+    out = layernorm_gemm(x, gamma, beta, 1e-5, w, int(mode))
+    assert out.shape == (*lead, n) and out.dtype == BF16 and out.is_contiguous()
+    m = x.numel() // k
+    selected = moss_kernels.layernorm_gemm_is_selected(m, n, k, mode, cuda_device)
+    assert selected == (f"{m},{n},{k},{int(mode) + 3}" in _whitelist_keys())
+    assert relative_l2(out, layernorm_gemm_reference(x, gamma, beta, 1e-5, w, mode)) < 4e-3
+
+
+@pytest.mark.parametrize("change,error,message", [
+    (lambda a: a | {"gamma": a["gamma"].float()}, TypeError, "gamma must be torch.bfloat16"),
+    (lambda a: a | {"beta": a["beta"][:10]}, ValueError, "beta must be"),
+    (lambda a: a | {"mode": 2}, ValueError, "mode must be 0"),
+    (lambda a: a | {"eps": float("nan")}, ValueError, "eps must be finite"),
+    (lambda a: a | {"eps": -1.0}, ValueError, "eps must be finite"),
+    (lambda a: a | {"w": a["w"][:, :512]}, ValueError, "K differs"),
+    (lambda a: a | {"gamma": a["gamma"].cpu()}, ValueError, "gamma is on cpu"),
+])
+def test_layernorm_gemm_rejects_bad_inputs(cuda_device, change, error, message):
+    x, gamma, beta, w = _layernorm_operands((8,), 2304, 768, cuda_device)
+    args = change({"x": x, "gamma": gamma, "beta": beta, "eps": 1e-5, "w": w, "mode": 0})
+    with pytest.raises(error, match=message):
+        layernorm_gemm(args["x"], args["gamma"], args["beta"], args["eps"], args["w"], args["mode"])
 
 
 def test_ffn_gemm_with_no_rows_is_empty(cuda_device):
@@ -196,9 +243,10 @@ def test_ops_capture_into_cuda_graphs(cuda_device):
     x, w1, _, _ = _gemm_operands((30,), 3072, 768, Epilogue.GELU, cuda_device)
     _, w2, scale, _ = _gemm_operands((30,), 768, 3072, Epilogue.LAYERSCALE_RESIDUAL, cuda_device)
     q, k, v, mask = _attention_operands(2, 12, 15, 250, cuda_device)
+    _, gamma, beta, _ = _layernorm_operands((30,), 3072, 768, cuda_device)
 
     def step():
-        y = ffn_gemm(ffn_gemm(x, w1, None, None, 1), w2, scale, x, 2)
+        y = ffn_gemm(layernorm_gemm(x, gamma, beta, 1e-5, w1, 1), w2, scale, x, 2)
         return y, streaming_attention(q, k, v, mask)
 
     side = torch.cuda.Stream()
@@ -224,5 +272,7 @@ def test_opcheck(cuda_device):
     torch.library.opcheck(ffn_gemm, (x, w, scale, residual, 2))
     x, w, _, _ = _gemm_operands((7,), 3072, 768, Epilogue.GELU, cuda_device)
     torch.library.opcheck(ffn_gemm, (x, w, None, None, 1))
+    xl, gamma, beta, wl = _layernorm_operands((2, 8), 3072, 768, cuda_device)
+    torch.library.opcheck(layernorm_gemm, (xl, gamma, beta, 1e-5, wl, 1))
     q, k, v, mask = _attention_operands(2, 12, 9, 100, cuda_device)
     torch.library.opcheck(streaming_attention, (q, k, v, mask, True))

@@ -9,6 +9,7 @@
 #include "ArgChecks.h"
 
 #include "moss/Config/AttentionLaunch.h"
+#include "moss/Config/GemmMode.h"
 
 #include <climits>
 #include <cmath>
@@ -67,6 +68,14 @@ Status checkGemmShape(const GemmArgs &c) {
     return invalidArgument(c.label() + ": epilogue " + std::to_string(c.ep) +
                            " is not 0 (none), 1 (gelu) or 2 "
                            "(layerscale_residual)");
+  if (c.mode() < 0)
+    return invalidArgument(c.label() +
+                           ": the LayerNorm prologue takes "
+                           "epilogue 0 (none) or 1 (gelu), not " +
+                           std::to_string(c.ep));
+  if (c.layerNorm && !(std::isfinite(c.eps) && c.eps >= 0.f))
+    return invalidArgument(c.label() + ": eps = " + std::to_string(c.eps) +
+                           " must be finite and >= 0");
   if (c.m < 0 || c.m > INT32_MAX)
     return invalidArgument(c.label() + ": m must be in [0, 2147483647]");
   if (c.n < 1 || c.n > INT32_MAX || c.k < 1 || c.k > INT32_MAX)
@@ -80,20 +89,29 @@ Status checkGemmPointers(const GemmArgs &c) {
     const void *pointer;
     int64_t elements;
   };
-  Operand operands[] = {{"x", c.x, c.m * c.k},
-                        {"w", c.w, c.n * c.k},
-                        {"out", c.out, c.m * c.n},
-                        {"scale", c.scale, c.n},
-                        {"residual", c.residual, c.m * c.n}};
-  size_t used = c.usesScaleResidual() ? 5 : 3;
-  Extent ranges[5];
+  // x, w, out, then what the prologue and epilogue read.
+  std::vector<Operand> operands = {
+      {"x", c.x, c.m * c.k}, {"w", c.w, c.n * c.k}, {"out", c.out, c.m * c.n}};
+  if (c.usesScaleResidual()) {
+    operands.push_back({"scale", c.scale, c.n});
+    operands.push_back({"residual", c.residual, c.m * c.n});
+  }
+  if (c.layerNorm) {
+    operands.push_back({"gamma", c.gamma, c.k});
+    operands.push_back({"beta", c.beta, c.k});
+  }
+  const size_t used = operands.size();
+  Extent ranges[7];
   const int64_t contiguous = 1;
   for (size_t i = 0; i < used; ++i) {
     const Operand &op = operands[i];
     if (!op.pointer)
-      return invalidArgument(
-          c.label() + ": " + op.name + " is NULL" +
-          (i >= 3 ? " (layerscale_residual needs scale and residual)" : ""));
+      return invalidArgument(c.label() + ": " + op.name + " is NULL" +
+                             (i < 3 ? ""
+                              : c.usesScaleResidual()
+                                  ? " (layerscale_residual needs scale and "
+                                    "residual)"
+                                  : " (the LayerNorm needs gamma and beta)"));
     if (reinterpret_cast<uintptr_t>(op.pointer) % kBf16Bytes)
       return invalidArgument(c.label() + ": " + op.name + " = " +
                              pointerText(op.pointer) +
@@ -115,7 +133,9 @@ bool gemmPointersAligned16(const GemmArgs &c) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0;
   };
   return aligned(c.x) && aligned(c.w) && aligned(c.out) &&
-         (!c.usesScaleResidual() || (aligned(c.scale) && aligned(c.residual)));
+         (!c.usesScaleResidual() ||
+          (aligned(c.scale) && aligned(c.residual))) &&
+         (!c.layerNorm || (aligned(c.gamma) && aligned(c.beta)));
 }
 
 namespace {
@@ -251,8 +271,11 @@ Status checkAttentionArgs(const moss_attention_args &a) {
   return success();
 }
 
+int GemmArgs::mode() const { return config::gemmModeOf(layerNorm, ep); }
+
 std::string GemmArgs::label() const {
-  return "moss_ffn_gemm(m=" + std::to_string(m) + ", n=" + std::to_string(n) +
+  return std::string(layerNorm ? "moss_layernorm_gemm" : "moss_ffn_gemm") +
+         "(m=" + std::to_string(m) + ", n=" + std::to_string(n) +
          ", k=" + std::to_string(k) + ", ep=" + std::to_string(ep) + ")";
 }
 

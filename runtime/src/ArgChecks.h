@@ -1,6 +1,7 @@
 //===- ArgChecks.h - The C API's argument checks ----------------*- C++ -*-===//
 //
-// What moss_ffn_gemm and moss_streaming_attention check before they touch
+// What moss_ffn_gemm, moss_layernorm_gemm and moss_streaming_attention
+// check before they touch
 // CUDA: sizes, pointers, alignment, strides and overlap, each failure named
 // in its message. Pure functions of the arguments (pointers are compared,
 // never read), so they are tested without a GPU
@@ -19,26 +20,37 @@
 
 namespace moss::runtime {
 
-/// moss_ffn_gemm's arguments, less the stream.
+/// The arguments of moss_ffn_gemm (layerNorm false) or moss_layernorm_gemm
+/// (true: gamma, beta and eps are read), less the stream.
 struct GemmArgs {
   int64_t m, n, k;
   int ep;
   const void *x, *w, *scale, *residual;
   void *out;
+  bool layerNorm = false;
+  const void *gamma = nullptr, *beta = nullptr;
+  float eps = 0.f;
 
   bool usesScaleResidual() const {
     return ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL;
   }
-  /// "moss_ffn_gemm(m=.., n=.., k=.., ep=..)", the prefix of every message.
+  /// The whitelist mode of the call (moss/Config/GemmMode.h); -1 when none
+  /// combines its prologue and epilogue.
+  int mode() const;
+  /// "moss_ffn_gemm(m=.., n=.., k=.., ep=..)" (or moss_layernorm_gemm), the
+  /// prefix of every message.
   std::string label() const;
 };
 
-/// Epilogue and sizes: ep 0..2, m in [0, INT32_MAX], n and k in
-/// [1, INT32_MAX]. Needs no pointers (moss_gemm_is_selected uses it).
+/// Epilogue and sizes: a known ep that has a mode with the call's prologue
+/// (moss_layernorm_gemm: none or gelu), m in [0, INT32_MAX], n and k in
+/// [1, INT32_MAX], and eps finite and >= 0. Needs no pointers
+/// (moss_gemm_is_selected uses it).
 Status checkGemmShape(const GemmArgs &a);
 
-/// x, w, out (and scale, residual for layerscale_residual): not NULL,
-/// 2-byte aligned, within the address space, out overlapping none of them.
+/// x, w, out (and scale, residual for layerscale_residual; gamma, beta for
+/// the LayerNorm): not NULL, 2-byte aligned, within the address space, out
+/// overlapping none of them.
 Status checkGemmPointers(const GemmArgs &a);
 
 /// Whether every pointer the call reads or writes is 16-byte aligned, as the

@@ -40,6 +40,52 @@ __global__ void mossFallbackLayerScaleResidual(__nv_bfloat16 *out,
 }
 
 constexpr unsigned kThreads = 256;
+
+/// Sum of every thread's `v` over the block (kThreads), the same in every
+/// thread: warps by butterfly, then the warp sums in order.
+__device__ float blockSum(float v, float *scratch) {
+  for (int offset = 16; offset >= 1; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  const unsigned warp = threadIdx.x / 32;
+  __syncthreads(); // scratch may still be read by the previous sum
+  if (threadIdx.x % 32 == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  float total = 0.f;
+  for (unsigned w = 0; w < kThreads / 32; ++w)
+    total += scratch[w];
+  return total;
+}
+
+/// One block per row: out[r,c] = bf16((x - mean) * rstd * gamma[c] +
+/// beta[c]), mean and var (population, two passes) in FP32, rstd =
+/// rsqrtf(var + eps) (rsqrt.approx.f32, as the generated kernels and
+/// PyTorch's LayerNorm).
+__global__ void mossFallbackLayerNorm(const __nv_bfloat16 *x,
+                                      const __nv_bfloat16 *gamma,
+                                      const __nv_bfloat16 *beta, float eps,
+                                      __nv_bfloat16 *out, long long k) {
+  __shared__ float scratch[kThreads / 32];
+  const __nv_bfloat16 *row = x + (long long)blockIdx.x * k;
+  __nv_bfloat16 *outRow = out + (long long)blockIdx.x * k;
+  float sum = 0.f;
+  for (long long c = threadIdx.x; c < k; c += kThreads)
+    sum += __bfloat162float(row[c]);
+  const float mean = blockSum(sum, scratch) / (float)k;
+  float squares = 0.f;
+  for (long long c = threadIdx.x; c < k; c += kThreads) {
+    float d = __bfloat162float(row[c]) - mean;
+    squares += d * d;
+  }
+  const float var = blockSum(squares, scratch) / (float)k;
+  const float rstd = rsqrtf(var + eps);
+  for (long long c = threadIdx.x; c < k; c += kThreads) {
+    float centred = __bfloat162float(row[c]) - mean;
+    outRow[c] =
+        __float2bfloat16_rn(centred * rstd * __bfloat162float(gamma[c]) +
+                            __bfloat162float(beta[c]));
+  }
+}
 constexpr long long kMaxBlocks = 4096;
 
 unsigned blocksFor(long long count) {
@@ -86,8 +132,25 @@ Status loadEpilogueKernels(const DriverApi &api, EpilogueKernels &out) {
     status = functionFor(api, (const void *)mossFallbackLayerScaleResidual,
                          "layerscale_residual", kernels.layerScaleResidual);
   if (status.ok())
+    status = functionFor(api, (const void *)mossFallbackLayerNorm, "layernorm",
+                         kernels.layerNorm);
+  if (status.ok())
     out = kernels;
   return status;
+}
+
+Status launchLayerNormPrologue(const DriverApi &api, const EpilogueKernels &k,
+                               const void *x, const void *gamma,
+                               const void *beta, float eps, void *out,
+                               int64_t rows, int64_t cols, CUstream stream) {
+  long long count = (long long)cols;
+  void *params[] = {&x, &gamma, &beta, &eps, &out, &count};
+  CUresult result =
+      api.launchKernel(k.layerNorm, (unsigned)rows, 1, 1, kThreads, 1, 1, 0,
+                       stream, params, nullptr);
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("launching fallback prologue layernorm", result);
+  return success();
 }
 
 Status launchGeluEpilogue(const DriverApi &api, const EpilogueKernels &k,

@@ -4,6 +4,8 @@
 // cuBLASLt writes v = bf16(acc) into out; these kernels (nvcc-built, in
 // FallbackEpilogue.cu) apply the rest of the rounding contract in place.
 // cuBLASLt's own GELU epilogue is the tanh approximation and is never used.
+// The LayerNorm prologue of moss_layernorm_gemm writes the normalised rows
+// of x into a buffer that cuBLASLt then reads as its x.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,7 @@ namespace moss::runtime {
 struct EpilogueKernels {
   CUfunction gelu = nullptr;
   CUfunction layerScaleResidual = nullptr;
+  CUfunction layerNorm = nullptr;
 };
 
 /// Handles of the epilogue kernels in the current context, loaded now (not
@@ -37,6 +40,14 @@ Status launchLayerScaleResidualEpilogue(const DriverApi &api,
                                         const EpilogueKernels &k, void *out,
                                         const void *scale, const void *residual,
                                         int64_t m, int64_t n, CUstream stream);
+
+/// out[r,c] = bf16((x[r,c] - mean_r) * rstd_r * gamma[c] + beta[c]) for
+/// rows r < rows (< 2^31) of `cols` values: FP32 statistics, the contract
+/// of moss_layernorm_gemm.
+Status launchLayerNormPrologue(const DriverApi &api, const EpilogueKernels &k,
+                               const void *x, const void *gamma,
+                               const void *beta, float eps, void *out,
+                               int64_t rows, int64_t cols, CUstream stream);
 
 } // namespace moss::runtime
 

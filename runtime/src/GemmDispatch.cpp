@@ -2,8 +2,9 @@
 //
 // One call: validate, find the context's state, then either launch the
 // generated kernel the whitelist selected (one launch; split-K reduces inside
-// its thread-block cluster) or run cuBLASLt and the exact epilogue kernel.
-// Nothing
+// its thread-block cluster) or run cuBLASLt and the exact epilogue kernel
+// (moss_layernorm_gemm: the exact prologue kernel before it, in row chunks
+// through the stream's workspace slot). Nothing
 // here synchronizes, allocates device memory or loads modules once the
 // context is set up, so calls can be captured into CUDA graphs.
 //
@@ -12,6 +13,7 @@
 #include "ArgChecks.h"
 #include "RuntimeImpl.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -33,7 +35,12 @@ Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
   void *out = c.out;
   int32_t m = static_cast<int32_t>(c.m);
   int32_t prefetchW = programmatic ? 1 : 0;
-  void *params[] = {&x, &w, &scale, &residual, &out, &m, &prefetchW};
+  const void *gamma = c.gamma, *beta = c.beta;
+  float eps = c.eps;
+  // The kernel ABI's order; kernels of a LayerNorm mode take the last three
+  // (the driver reads as many as the function has).
+  void *params[] = {&x, &w,         &scale, &residual, &out,
+                    &m, &prefetchW, &gamma, &beta,     &eps};
 
   const config::KernelFunctionRecord &fn = kernel.record.functions[0];
   CUlaunchConfig launch = {};
@@ -61,26 +68,70 @@ Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
   return success();
 }
 
-Status runFallback(const DriverApi &api, ContextState &state, const GemmCall &c,
-                   const WorkspaceSlot *slot) {
+/// cuBLASLt's out = x . w^T for rows [0, c.m) of `x` and `out`.
+Status runLtRows(ContextState &state, const GemmCall &c, const void *x,
+                 void *out, void *workspace, size_t workspaceBytes) {
   LtShape shape;
   shape.m = c.m;
   shape.n = c.n;
   shape.k = c.k;
-  shape.alignX = alignmentOf(c.x);
+  shape.alignX = alignmentOf(x);
   shape.alignW = alignmentOf(c.w);
-  shape.alignOut = alignmentOf(c.out);
-  shape.workspaceBytes = slot ? slot->cublasBytes : 0;
+  shape.alignOut = alignmentOf(out);
+  shape.workspaceBytes = workspaceBytes;
   const LtPlan *plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     Status status = state.plans.get(state.cublas, shape, plan);
     if (!status.ok())
-      return failure(status.code, c.label() + ": " + status.message);
+      return status;
   }
-  Status status =
-      runLtGemm(state.cublas, *plan, c.x, c.w, c.out,
-                slot ? slot->cublas : nullptr, shape.workspaceBytes, c.stream);
+  return runLtGemm(state.cublas, *plan, x, c.w, out, workspace,
+                   shape.workspaceBytes, c.stream);
+}
+
+/// The LayerNorm prologue and cuBLASLt, chunk by chunk: the normalised rows
+/// go to the first half of the stream's workspace slot, cuBLASLt's own
+/// workspace is the second half (stream order keeps the chunks apart).
+Status runLayerNormRows(const DriverApi &api, ContextState &state,
+                        const GemmCall &c, const WorkspaceSlot *slot) {
+  const size_t half = slot ? slot->cublasBytes / 2 / 256 * 256 : 0;
+  const int64_t rowBytes = c.k * 2;
+  const int64_t chunkRows = static_cast<int64_t>(half) / rowBytes;
+  if (chunkRows < 1)
+    return failure(
+        MOSS_ERROR_UNSUPPORTED,
+        slot ? "the workspace slot (" + std::to_string(slot->cublasBytes) +
+                   " bytes) cannot hold one normalised row of k = " +
+                   std::to_string(c.k) + " twice"
+             : std::string("this stream has no workspace slot for the "
+                           "normalised rows (more streams than "
+                           "MOSS_RUNTIME_WORKSPACE_SLOTS)"));
+  char *rows = static_cast<char *>(slot->cublas);
+  void *ltWorkspace = rows + half;
+  for (int64_t first = 0; first < c.m; first += chunkRows) {
+    GemmCall chunk = c;
+    chunk.m = std::min(chunkRows, c.m - first);
+    const void *x = static_cast<const char *>(c.x) + first * rowBytes;
+    void *out = static_cast<char *>(c.out) + first * c.n * 2;
+    Status status =
+        launchLayerNormPrologue(api, state.epilogue, x, c.gamma, c.beta, c.eps,
+                                rows, chunk.m, c.k, c.stream);
+    if (status.ok())
+      status = runLtRows(state, chunk, rows, out, ltWorkspace,
+                         slot->cublasBytes - half);
+    if (!status.ok())
+      return status;
+  }
+  return success();
+}
+
+Status runFallback(const DriverApi &api, ContextState &state, const GemmCall &c,
+                   const WorkspaceSlot *slot) {
+  Status status = c.layerNorm ? runLayerNormRows(api, state, c, slot)
+                              : runLtRows(state, c, c.x, c.out,
+                                          slot ? slot->cublas : nullptr,
+                                          slot ? slot->cublasBytes : 0);
   if (status.ok() && c.ep == MOSS_EPILOGUE_GELU)
     status = launchGeluEpilogue(api, state.epilogue, c.out, c.m, c.n, c.stream);
   if (status.ok() && c.ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
@@ -106,7 +157,7 @@ Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
     return failure(status.code, c.label() + ": " + status.message);
   const DriverApi &api = *driverApi();
 
-  const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.ep);
+  const GemmKernel *kernel = rt.kernels.find(c.m, c.n, c.k, c.mode());
   if (kernel && gemmPointersAligned16(c)) {
     size_t index = static_cast<size_t>(kernel - rt.kernels.gemm.data());
     return launchGenerated(
@@ -138,7 +189,38 @@ MOSS_RUNTIME_API int moss_gemm_is_selected(moss_runtime_t rt, int64_t m,
              nullptr, nullptr, nullptr};
   if (!checkGemmShape(c).ok() || m == 0)
     return 0;
-  return rt->kernels.find(m, n, k, c.ep) ? 1 : 0;
+  return rt->kernels.find(m, n, k, c.mode()) ? 1 : 0;
+}
+
+MOSS_RUNTIME_API int moss_layernorm_gemm_is_selected(moss_runtime_t rt,
+                                                     int64_t m, int64_t n,
+                                                     int64_t k,
+                                                     moss_epilogue_t ep) {
+  if (!rt)
+    return 0;
+  GemmArgs c{m,       n,       k,      static_cast<int>(ep), nullptr, nullptr,
+             nullptr, nullptr, nullptr};
+  c.layerNorm = true;
+  if (!checkGemmShape(c).ok() || m == 0)
+    return 0;
+  return rt->kernels.find(m, n, k, c.mode()) ? 1 : 0;
+}
+
+MOSS_RUNTIME_API moss_status_t moss_layernorm_gemm(
+    moss_runtime_t rt, int64_t m, int64_t n, int64_t k, moss_epilogue_t ep,
+    const void *x, const void *gamma, const void *beta, float eps,
+    const void *w, void *out, void *stream) {
+  if (!rt)
+    return report(nullptr, invalidArgument("moss_layernorm_gemm: rt is NULL"));
+  try {
+    GemmCall c{{m, n, k, static_cast<int>(ep), x, w, nullptr, nullptr, out,
+                /*layerNorm=*/true, gamma, beta, eps},
+               static_cast<CUstream>(stream)};
+    return report(rt, runGemm(*rt, c));
+  } catch (...) {
+    return report(rt, failure(MOSS_ERROR_CUDA,
+                              "moss_layernorm_gemm: out of host memory"));
+  }
 }
 
 MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,

@@ -95,7 +95,7 @@ Status checkGemmLaunch(const KernelSet &set, GemmKernel &kernel) {
       set.manifestPath + ": gemm kernel " + quoted(rec.name) + ": ";
   config::GemmLaunch launch;
   std::string err;
-  if (!config::deriveGemmLaunch(rec.n, rec.k, rec.tile, launch, err))
+  if (!config::deriveGemmLaunch(rec.n, rec.k, rec.mode, rec.tile, launch, err))
     return failure(MOSS_ERROR_MANIFEST, where + err);
   if (rec.functions.size() != 1 || rec.functions[0].role != "main")
     return failure(MOSS_ERROR_MANIFEST,
@@ -262,11 +262,11 @@ Status selectGemmKernels(KernelSet &set, const config::Manifest &manifest,
                                               set.whitelistPath);
     const config::GemmKernelRecord &rec = manifest.gemmKernels[found->second];
     std::string label = "gemm kernel " + quoted(rec.name);
-    if (rec.n != key.n || rec.k != key.k || rec.epilogue != key.mode)
+    if (rec.n != key.n || rec.k != key.k || rec.mode != key.mode)
       return failure(MOSS_ERROR_MANIFEST,
                      where + label + " (n " + std::to_string(rec.n) + ", k " +
                          std::to_string(rec.k) + ", epilogue " +
-                         std::to_string(rec.epilogue) + ") cannot serve key " +
+                         std::to_string(rec.mode) + ") cannot serve key " +
                          quoted(text));
     const config::GemmTile &want = entry.tile;
     if (rec.tile.bm != want.bm || rec.tile.bn != want.bn ||

@@ -278,7 +278,8 @@ KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
   std::string name =
       config::gemmKernelName(group.n, group.k, group.mode, group.tile);
   config::GemmLaunch launch;
-  if (!config::deriveGemmLaunch(group.n, group.k, group.tile, launch, err))
+  if (!config::deriveGemmLaunch(group.n, group.k, group.mode, group.tile,
+                                launch, err))
     return KernelBuildResult::Failed;
 
   // The group's first key through moss-select-tiles, as moss-opt compiles
@@ -304,7 +305,7 @@ KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
   record.keys = group.keys;
   record.n = group.n;
   record.k = group.k;
-  record.epilogue = group.mode;
+  record.mode = group.mode;
   record.tile = group.tile;
   record.chip = env.chip;
   if (!config::sha256File(out.stagedCubin, record.cubinSha256, err))

@@ -27,25 +27,37 @@ moss::aot::buildLinearEntryModule(MLIRContext &ctx,
   auto x = RankedTensorType::get({key.m, key.k}, bf16);
   auto w = RankedTensorType::get({key.n, key.k}, bf16);
   auto y = RankedTensorType::get({key.m, key.n}, bf16);
-  auto epilogue = static_cast<Epilogue>(key.mode);
+  const config::GemmModeInfo &mode = *config::gemmModeInfo(key.mode);
+  auto epilogue = static_cast<Epilogue>(mode.epilogue);
   SmallVector<Type> inputs = {x, w};
   if (epilogue == Epilogue::layerscale_residual) {
     inputs.push_back(RankedTensorType::get({key.n}, bf16));
     inputs.push_back(y);
   }
+  if (mode.layerNorm) { // gamma, beta
+    inputs.push_back(RankedTensorType::get({key.k}, bf16));
+    inputs.push_back(RankedTensorType::get({key.k}, bf16));
+  }
   auto fn =
       func::FuncOp::create(b, loc, "entry", b.getFunctionType(inputs, {y}));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
-  Value scale, residual;
+  Value scale, residual, gamma, beta;
+  FloatAttr eps;
   if (epilogue == Epilogue::layerscale_residual) {
     scale = body->getArgument(2);
     residual = body->getArgument(3);
   }
-  auto linear =
-      LinearOp::create(b, loc, y, body->getArgument(0), body->getArgument(1),
-                       scale, residual, EpilogueAttr::get(&ctx, epilogue),
-                       /*tile=*/nullptr, /*vendor_fallback=*/nullptr);
+  if (mode.layerNorm) {
+    // eps is a kernel argument: the kernel is the same for every value.
+    gamma = body->getArgument(2);
+    beta = body->getArgument(3);
+    eps = b.getF32FloatAttr(1e-5f);
+  }
+  auto linear = LinearOp::create(b, loc, y, body->getArgument(0),
+                                 body->getArgument(1), scale, residual, gamma,
+                                 beta, eps, EpilogueAttr::get(&ctx, epilogue),
+                                 /*tile=*/nullptr, /*vendor_fallback=*/nullptr);
   func::ReturnOp::create(b, loc, linear.getResult());
   return module;
 }

@@ -276,11 +276,20 @@ bool claimKernels(const std::string &dir, OwnedEntries &owned,
   owned = {};
   bool present = false;
   config::Manifest manifest;
-  if (!readRecord(
-          dir, config::kManifestFileName, present,
-          [&] { return config::readManifest(dir, manifest, err); }, err))
+  std::vector<std::string> earlier; // the files of an older moss-aot's record
+  bool isEarlier = false;
+  auto read = [&] {
+    if (config::readManifest(dir, manifest, err))
+      return true;
+    std::string why;
+    isEarlier = config::readEarlierManifestFiles(dir, earlier, why);
+    return isEarlier;
+  };
+  if (!readRecord(dir, config::kManifestFileName, present, read, err))
     return false;
-  if (present)
+  if (present && isEarlier)
+    owned.files.insert(earlier.begin(), earlier.end());
+  else if (present)
     owned = manifestEntries(manifest);
   return checkEntries(dir, config::kManifestFileName, owned, alsoOwned,
                       removeLeftovers, err);

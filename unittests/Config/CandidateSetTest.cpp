@@ -123,9 +123,9 @@ TEST(CandidateKeyListTest, ZeroRows) {
 }
 
 TEST(CandidateKeyListTest, UnknownMode) {
-  std::string err = keyListError("1,3072,768,1\n4,768,3072,3\n");
-  EXPECT_CONTAINS(err, "keys.txt: key \"4,768,3072,3\": ");
-  EXPECT_CONTAINS(err, "mode 3 is unknown");
+  std::string err = keyListError("1,3072,768,1\n4,768,3072,5\n");
+  EXPECT_CONTAINS(err, "keys.txt: key \"4,768,3072,5\": ");
+  EXPECT_CONTAINS(err, "mode 5 is unknown");
 }
 
 TEST(CandidateKeyListTest, DuplicateKey) {
@@ -148,7 +148,7 @@ TEST(CandidateKeyListTest, EmptyList) {
 /// What the whitelist validator says of `tile` for `key`.
 bool validatorAccepts(const GemmKey &key, const GemmTile &tile) {
   std::string reason;
-  return checkTileLegal(key.n, key.k, tile, reason);
+  return checkTileLegal(key.n, key.k, key.mode, tile, reason);
 }
 
 int64_t bmCapOf(int64_t m) {
@@ -184,7 +184,8 @@ TileSpace wideSpace() {
 int64_t stagesOf(const GemmKey &key, const GemmTile &tile) {
   GemmLaunch launch;
   std::string reason;
-  EXPECT_TRUE(deriveGemmLaunch(key.n, key.k, tile, launch, reason)) << reason;
+  EXPECT_TRUE(deriveGemmLaunch(key.n, key.k, key.mode, tile, launch, reason))
+      << reason;
   return launch.stages;
 }
 
@@ -274,8 +275,10 @@ TEST(CandidateTilesTest, TilesOfOneKernelAppearOnce) {
   ASSERT_EQ(wideTiles.size(), 2u);
   EXPECT_TRUE(sameTile(wideTiles[0], {8, 64, 32, 1}));
   EXPECT_TRUE(sameTile(wideTiles[1], {8, 64, 64, 1}));
-  EXPECT_TRUE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 1}, {8, 64, 256, 1}));
-  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 32, 1}, {8, 64, 64, 1}));
+  EXPECT_TRUE(sameGemmKernel(wide.n, wide.k, wide.mode, {8, 64, 64, 1},
+                             {8, 64, 256, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, wide.mode, {8, 64, 32, 1},
+                              {8, 64, 64, 1}));
   std::vector<GemmTile> narrowTiles = enumerateCandidateTiles(narrow, space);
   EXPECT_EQ(narrowTiles.size(), 3u);
   EXPECT_TRUE(has(narrowTiles, {8, 64, 64, 1}));
@@ -283,10 +286,14 @@ TEST(CandidateTilesTest, TilesOfOneKernelAppearOnce) {
   EXPECT_TRUE(has(narrowTiles, {8, 64, 256, 1}));
   // Another bm, bn or split is another kernel, whatever the stages; an
   // illegal tile is no kernel.
-  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 1}, {16, 64, 64, 1}));
-  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 1}, {8, 32, 64, 1}));
-  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 64, 64, 2}, {8, 64, 64, 1}));
-  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, {8, 48, 64, 1}, {8, 48, 64, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, wide.mode, {8, 64, 64, 1},
+                              {16, 64, 64, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, wide.mode, {8, 64, 64, 1},
+                              {8, 32, 64, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, wide.mode, {8, 64, 64, 2},
+                              {8, 64, 64, 1}));
+  EXPECT_FALSE(sameGemmKernel(wide.n, wide.k, wide.mode, {8, 48, 64, 1},
+                              {8, 48, 64, 1}));
 }
 
 TEST(CandidateTilesTest, SplitsBeyondOneClusterNeverAppear) {
@@ -298,7 +305,7 @@ TEST(CandidateTilesTest, SplitsBeyondOneClusterNeverAppear) {
   space.bk = {32};
   space.split = {1, 2, 4, 8, 16};
   std::string reason;
-  ASSERT_FALSE(checkTileLegal(key.n, key.k, {8, 16, 32, 16}, reason));
+  ASSERT_FALSE(checkTileLegal(key.n, key.k, key.mode, {8, 16, 32, 16}, reason));
   EXPECT_NE(reason.find("cluster"), std::string::npos) << reason;
   std::vector<GemmTile> tiles = enumerateCandidateTiles(key, space);
   ASSERT_EQ(tiles.size(), 4u);

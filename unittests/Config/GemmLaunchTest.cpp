@@ -8,17 +8,19 @@ using namespace moss::config;
 
 namespace {
 
-GemmLaunch derive(int64_t n, int64_t k, GemmTile tile) {
+GemmLaunch derive(int64_t n, int64_t k, GemmTile tile,
+                  int mode = kGemmModeNone) {
   GemmLaunch launch;
   std::string err;
-  EXPECT_TRUE(deriveGemmLaunch(n, k, tile, launch, err)) << err;
+  EXPECT_TRUE(deriveGemmLaunch(n, k, mode, tile, launch, err)) << err;
   return launch;
 }
 
-std::string deriveError(int64_t n, int64_t k, GemmTile tile) {
+std::string deriveError(int64_t n, int64_t k, GemmTile tile,
+                        int mode = kGemmModeNone) {
   GemmLaunch launch;
   std::string err;
-  EXPECT_FALSE(deriveGemmLaunch(n, k, tile, launch, err));
+  EXPECT_FALSE(deriveGemmLaunch(n, k, mode, tile, launch, err));
   return err;
 }
 
@@ -88,6 +90,28 @@ TEST(GemmLaunchTest, ManyRanksWithLargeSharesHandOverByBulkCopies) {
   EXPECT_EQ(noRoom.shareItems, 512);
   EXPECT_EQ(noRoom.recvOffset, 2 * 64 * 260 * 4);
   EXPECT_FALSE(noRoom.bulkHandover);
+}
+
+TEST(GemmLaunchTest, LayerNormModesAddTheRowStatisticsAfterEverything) {
+  // split 1: (mean, M2) of bm8 rows after max(slab, partials).
+  GemmLaunch plain = derive(2304, 768, {8, 64, 64, 1}, kGemmModeNone);
+  GemmLaunch ln = derive(2304, 768, {8, 64, 64, 1}, kGemmModeLayerNorm);
+  EXPECT_FALSE(plain.layerNorm);
+  EXPECT_TRUE(ln.layerNorm);
+  EXPECT_EQ(ln.statsOffset, (plain.sharedBytes + 15) / 16 * 16);
+  EXPECT_EQ(ln.sharedBytes, ln.statsOffset + 8 * 8);
+  // split 4: a slot per rank and row, after the receive mbarrier; the rest of
+  // the layout is the plain kernel's.
+  plain = derive(3072, 768, {16, 64, 64, 4}, kGemmModeGelu);
+  ln = derive(3072, 768, {16, 64, 64, 4}, kGemmModeLayerNormGelu);
+  EXPECT_EQ(ln.recvOffset, plain.recvOffset);
+  EXPECT_EQ(ln.recvBarrierOffset, plain.recvBarrierOffset);
+  EXPECT_EQ(ln.statsOffset, (plain.recvBarrierOffset + 8 + 15) / 16 * 16);
+  EXPECT_EQ(ln.sharedBytes, ln.statsOffset + 4 * 16 * 8);
+  EXPECT_FALSE(sameGemmLaunch(plain, ln));
+  EXPECT_NE(
+      deriveError(3072, 768, {16, 64, 64, 1}, 5).find("mode 5 is unknown"),
+      std::string::npos);
 }
 
 TEST(GemmLaunchTest, RowStrideIsSixteenWordsModThirtyTwo) {
@@ -236,20 +260,24 @@ TEST(GemmLaunchTest, FailureLeavesOutputUntouched) {
   GemmLaunch launch;
   launch.threads = 12345;
   std::string err;
-  EXPECT_FALSE(deriveGemmLaunch(3072, 768, {16, 48, 64, 1}, launch, err));
+  EXPECT_FALSE(
+      deriveGemmLaunch(3072, 768, kGemmModeNone, {16, 48, 64, 1}, launch, err));
   EXPECT_EQ(launch.threads, 12345);
 }
 
 TEST(GemmLaunchTest, CheckTileLegalAgreesWithDerive) {
   std::string err;
-  EXPECT_TRUE(checkTileLegal(3072, 768, {16, 64, 64, 1}, err)) << err;
+  EXPECT_TRUE(checkTileLegal(3072, 768, kGemmModeNone, {16, 64, 64, 1}, err))
+      << err;
   // W and x slab of 64 + 64 rows of the whole K = 5120: 1.3 MB.
-  EXPECT_FALSE(checkTileLegal(1280, 5120, {64, 64, 256, 1}, err));
+  EXPECT_FALSE(
+      checkTileLegal(1280, 5120, kGemmModeNone, {64, 64, 256, 1}, err));
   EXPECT_EQ(err, "shared memory max((bn+bm8)*(K/split+pad)*2, "
                  "warps_k*bm8*(bn+4)*4) = max(1310720, 34816) = 1310720 bytes "
                  "exceeds 227 KiB (232448)");
   // Split-K adds the receive slots (2 x 256 items x 32 bytes) and mbarrier.
-  EXPECT_FALSE(checkTileLegal(1280, 5120, {64, 64, 256, 2}, err));
+  EXPECT_FALSE(
+      checkTileLegal(1280, 5120, kGemmModeNone, {64, 64, 256, 2}, err));
   EXPECT_EQ(err, "shared memory max((bn+bm8)*(K/split+pad)*2, "
                  "warps_k*bm8*(bn+4)*4) = max(655360, 34816) + split-K "
                  "receive slots and mbarrier 16392 = 671752 bytes exceeds "
@@ -268,8 +296,8 @@ TEST(GemmLaunchTest, EveryLegalTileRespectsLimits) {
           for (int64_t split : {1, 2, 4, 8}) {
             GemmLaunch launch;
             std::string err;
-            if (!deriveGemmLaunch(shape[0], shape[1], {bm, bn, bk, split},
-                                  launch, err))
+            if (!deriveGemmLaunch(shape[0], shape[1], kGemmModeNone,
+                                  {bm, bn, bk, split}, launch, err))
               continue;
             ++legal;
             EXPECT_LE(launch.threads, 512);

@@ -45,7 +45,7 @@ Manifest makeManifest() {
   up.keys = {"2,3072,768,1", "4,3072,768,1"};
   up.n = 3072;
   up.k = 768;
-  up.epilogue = 1;
+  up.mode = 1;
   up.tile = {16, 64, 64, 1};
   up.chip = "sm_90a";
   up.cubin = up.name + ".cubin";
@@ -59,7 +59,7 @@ Manifest makeManifest() {
   down.keys = {"8,768,3072,2"};
   down.n = 768;
   down.k = 3072;
-  down.epilogue = 2;
+  down.mode = 2;
   down.tile = {8, 64, 128, 4};
   down.chip = "sm_90a";
   down.cubin = down.name + ".cubin";
@@ -120,7 +120,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
   Manifest read;
   ASSERT_TRUE(readManifest(dir.path, read, err)) << err;
-  EXPECT_EQ(read.formatVersion, 4);
+  EXPECT_EQ(read.formatVersion, 5);
   EXPECT_EQ(read.mossVersion, written.mossVersion);
   EXPECT_EQ(read.chip, written.chip);
   EXPECT_EQ(read.pipeline, written.pipeline);
@@ -134,7 +134,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
     EXPECT_EQ(a.keys, b.keys);
     EXPECT_EQ(a.n, b.n);
     EXPECT_EQ(a.k, b.k);
-    EXPECT_EQ(a.epilogue, b.epilogue);
+    EXPECT_EQ(a.mode, b.mode);
     EXPECT_EQ(a.tile.bm, b.tile.bm);
     EXPECT_EQ(a.tile.bn, b.tile.bn);
     EXPECT_EQ(a.tile.bk, b.tile.bk);
@@ -163,7 +163,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
 TEST(ManifestTest, SerializedFieldsFollowDocumentOrder) {
   std::string text = serializeManifest(makeManifest());
-  size_t version = text.find("\"format_version\": 4");
+  size_t version = text.find("\"format_version\": 5");
   size_t mossVersion = text.find("\"moss_version\"");
   size_t gemm = text.find("\"gemm_kernels\"");
   size_t attention = text.find("\"attention_kernels\"");
@@ -212,7 +212,7 @@ TEST_F(ManifestCorruptionTest, MissingTopLevelField) {
 
 TEST_F(ManifestCorruptionTest, MissingKernelField) {
   for (const char *field :
-       {"name", "keys", "n", "k", "epilogue", "tile", "chip", "cubin", "ptx",
+       {"name", "keys", "n", "k", "mode", "tile", "chip", "cubin", "ptx",
         "cubin_sha256", "args", "functions"}) {
     std::string err = readError([&](json &d) { gemm0(d).erase(field); });
     EXPECT_CONTAINS(err, "gemm_kernels[0]");
@@ -279,9 +279,9 @@ TEST_F(ManifestCorruptionTest, WrongTypes) {
 }
 
 TEST_F(ManifestCorruptionTest, OutOfRangeValues) {
-  std::string err = readError([&](json &d) { gemm0(d)["epilogue"] = 3; });
-  EXPECT_CONTAINS(err, "field \"epilogue\": expected integer >= 0 and <= 2, "
-                       "found 3");
+  std::string err = readError([&](json &d) { gemm0(d)["mode"] = 5; });
+  EXPECT_CONTAINS(err, "field \"mode\": expected integer >= 0 and <= 4, "
+                       "found 5");
 
   err = readError(
       [&](json &d) { gemm0(d)["functions"][0]["dynamic_shared_bytes"] = -1; });
@@ -360,19 +360,19 @@ TEST_F(ManifestCorruptionTest, NotAnObject) {
 TEST_F(ManifestCorruptionTest, WrongFormatVersion) {
   // 1 had a separate split-K "reduce" kernel, 2 a split-K workspace, 3
   // GEMM kernels without griddepcontrol.wait (unsafe to launch as
-  // programmatic dependents).
+  // programmatic dependents), 4 an "epilogue" field and no LayerNorm modes.
   std::string err = readError([&](json &d) { d["format_version"] = 1; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 4, found number 1");
-  err = readError([&](json &d) { d["format_version"] = 3; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 4, found number 3");
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 5, found number 1");
+  err = readError([&](json &d) { d["format_version"] = 4; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 5, found number 4");
 
-  err = readError([&](json &d) { d["format_version"] = "4"; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 4, found string");
+  err = readError([&](json &d) { d["format_version"] = "5"; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 5, found string");
 }
 
 TEST_F(ManifestCorruptionTest, NewerVersionReportedBeforeOtherFields) {
   std::string err = readError([&](json &d) {
-    d["format_version"] = 5;
+    d["format_version"] = 6;
     d.erase("moss_version");
   });
   EXPECT_CONTAINS(err, "format_version");

@@ -105,10 +105,25 @@ TEST(WhitelistTest, KeyOutOfRange) {
 }
 
 TEST(WhitelistTest, UnknownMode) {
-  std::string err = entryError("16,3072,768,3", "[16, 64, 64, 1]");
-  EXPECT_CONTAINS(err, keyPrefix("16,3072,768,3"));
-  EXPECT_CONTAINS(err, "mode 3 is unknown (expected 0 none, 1 gelu, 2 "
-                       "layerscale_residual)");
+  std::string err = entryError("16,3072,768,5", "[16, 64, 64, 1]");
+  EXPECT_CONTAINS(err, keyPrefix("16,3072,768,5"));
+  EXPECT_CONTAINS(err, "mode 5 is unknown (expected 0 none, 1 gelu, 2 "
+                       "layerscale_residual, 3 layernorm, 4 layernorm_gelu)");
+}
+
+TEST(WhitelistTest, LayerNormModesAreKeysOfTheirOwn) {
+  Whitelist wl;
+  std::string err;
+  ASSERT_TRUE(Whitelist::parse(R"({"16,3072,768,1": [16, 64, 64, 1],
+                                   "16,3072,768,4": [16, 64, 64, 2],
+                                   "4,2304,768,3": [8, 64, 64, 1]})",
+                               "wl.json", wl, err))
+      << err;
+  ASSERT_NE(wl.find(16, 3072, 768, kGemmModeLayerNormGelu), nullptr);
+  EXPECT_EQ(wl.find(16, 3072, 768, kGemmModeLayerNormGelu)->tile.split, 2);
+  EXPECT_EQ(wl.find(16, 3072, 768, kGemmModeGelu)->tile.split, 1);
+  EXPECT_NE(wl.find(4, 2304, 768, kGemmModeLayerNorm), nullptr);
+  EXPECT_EQ(wl.find(4, 2304, 768, kGemmModeNone), nullptr);
 }
 
 TEST(WhitelistTest, ValueNotAnArray) {
@@ -357,8 +372,24 @@ TEST(WhitelistTest, GemmModeNames) {
   EXPECT_STREQ(gemmModeName(0), "none");
   EXPECT_STREQ(gemmModeName(1), "gelu");
   EXPECT_STREQ(gemmModeName(2), "layerscale_residual");
-  EXPECT_EQ(gemmModeName(3), nullptr);
+  EXPECT_STREQ(gemmModeName(3), "layernorm");
+  EXPECT_STREQ(gemmModeName(4), "layernorm_gelu");
+  EXPECT_EQ(gemmModeName(5), nullptr);
   EXPECT_EQ(gemmModeName(-1), nullptr);
+}
+
+TEST(WhitelistTest, ModesAreTheirPrologueAndEpilogue) {
+  for (int mode = 0; mode < kGemmModeCount; ++mode) {
+    const GemmModeInfo *info = gemmModeInfo(mode);
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(gemmModeOf(info->layerNorm, info->epilogue), mode);
+  }
+  EXPECT_TRUE(gemmModeInfo(kGemmModeLayerNormGelu)->layerNorm);
+  EXPECT_EQ(gemmModeInfo(kGemmModeLayerNormGelu)->epilogue, kGemmEpilogueGelu);
+  EXPECT_FALSE(gemmModeInfo(kGemmModeGelu)->layerNorm);
+  EXPECT_EQ(gemmModeOf(true, kGemmEpilogueLayerScaleResidual), -1);
+  EXPECT_EQ(gemmModeOf(false, 7), -1);
+  EXPECT_EQ(gemmModeInfo(kGemmModeCount), nullptr);
 }
 
 } // namespace

@@ -65,6 +65,69 @@ TEST(GemmArgChecks, ValidCallPasses) {
   EXPECT_EQ(a.label(), "moss_ffn_gemm(m=4, n=8, k=16, ep=2)");
 }
 
+/// m = 4, n = 8, k = 16, moss_layernorm_gemm with GELU, buffers 64 KiB
+/// apart.
+GemmArgs validLayerNorm() {
+  GemmArgs a{4,           8,       16,      MOSS_EPILOGUE_GELU, at(0x10000),
+             at(0x20000), nullptr, nullptr, mutableAt(0x50000)};
+  a.layerNorm = true;
+  a.gamma = at(0x60000);
+  a.beta = at(0x70000);
+  a.eps = 1e-5f;
+  return a;
+}
+
+TEST(GemmArgChecks, LayerNormCallPassesWithItsMode) {
+  GemmArgs a = validLayerNorm();
+  EXPECT_TRUE(checkGemmShape(a).ok()) << checkGemmShape(a).message;
+  EXPECT_TRUE(checkGemmPointers(a).ok()) << checkGemmPointers(a).message;
+  EXPECT_TRUE(gemmPointersAligned16(a));
+  EXPECT_EQ(a.mode(), 4);
+  a.ep = MOSS_EPILOGUE_NONE;
+  EXPECT_EQ(a.mode(), 3);
+  EXPECT_EQ(a.label(), "moss_layernorm_gemm(m=4, n=8, k=16, ep=0)");
+  a.eps = 0.f; // allowed, as F.layer_norm allows it
+  EXPECT_TRUE(checkGemmShape(a).ok());
+}
+
+TEST(GemmArgChecks, LayerNormRefusesWhatNoModeOrContractHas) {
+  GemmArgs a = validLayerNorm();
+  a.ep = MOSS_EPILOGUE_LAYERSCALE_RESIDUAL;
+  EXPECT_EQ(a.mode(), -1);
+  EXPECT_TRUE(rejects(checkGemmShape(a),
+                      "the LayerNorm prologue takes epilogue 0 (none) or 1 "
+                      "(gelu), not 2"));
+  for (float eps : {-1e-5f, std::nanf(""), INFINITY}) {
+    a = validLayerNorm();
+    a.eps = eps;
+    EXPECT_TRUE(rejects(checkGemmShape(a), "must be finite and >= 0"));
+  }
+  a = validLayerNorm();
+  a.gamma = nullptr;
+  EXPECT_TRUE(rejects(checkGemmPointers(a),
+                      "gamma is NULL (the LayerNorm needs gamma and beta)"));
+  a = validLayerNorm();
+  a.beta = at(0x70001);
+  EXPECT_TRUE(rejects(checkGemmPointers(a), "beta = "));
+  EXPECT_TRUE(rejects(checkGemmPointers(a), "is not 2-byte aligned"));
+  // out [4, 8] = 64 bytes from 0x50000; gamma inside it.
+  a = validLayerNorm();
+  a.gamma = at(0x50020);
+  EXPECT_TRUE(rejects(checkGemmPointers(a), "out overlaps gamma"));
+  // 2-byte aligned gamma or beta: valid, but for the fallback only.
+  a = validLayerNorm();
+  a.beta = at(0x70002);
+  EXPECT_TRUE(checkGemmPointers(a).ok());
+  EXPECT_FALSE(gemmPointersAligned16(a));
+  // moss_ffn_gemm never reads gamma and beta, whatever they hold.
+  a = validLayerNorm();
+  a.layerNorm = false;
+  a.gamma = at(0x50020);
+  a.eps = -1.f;
+  EXPECT_TRUE(checkGemmShape(a).ok());
+  EXPECT_TRUE(checkGemmPointers(a).ok());
+}
+
 TEST(GemmArgChecks, EpilogueAndSizes) {
   GemmArgs a = validGemm();
   a.ep = 3;

@@ -233,11 +233,9 @@ TEST(RuntimeCreate, WhitelistKeyWithoutKernel) {
   ASSERT_TRUE(fake.build(kTwoShapes));
   // Drop the kernel of "8,768,3072,2"; keys still hash to the whitelist.
   fake.manifest.gemmKernels.erase(
-      std::remove_if(fake.manifest.gemmKernels.begin(),
-                     fake.manifest.gemmKernels.end(),
-                     [](const moss::config::GemmKernelRecord &r) {
-                       return r.epilogue == 2;
-                     }),
+      std::remove_if(
+          fake.manifest.gemmKernels.begin(), fake.manifest.gemmKernels.end(),
+          [](const moss::config::GemmKernelRecord &r) { return r.mode == 2; }),
       fake.manifest.gemmKernels.end());
   ASSERT_TRUE(fake.rewriteManifest());
   CreateResult r = create(fake.dir.path, fake.whitelistPath.c_str());
@@ -249,7 +247,7 @@ TEST(RuntimeCreate, KernelTileDiffersFromWhitelist) {
   FakeKernelsDir fake;
   ASSERT_TRUE(fake.build(kOneKey));
   auto &rec = fake.manifest.gemmKernels[0];
-  rec = makeGemmRecord(rec.keys, rec.n, rec.k, rec.epilogue, {16, 128, 64, 1},
+  rec = makeGemmRecord(rec.keys, rec.n, rec.k, rec.mode, {16, 128, 64, 1},
                        rec.cubin, rec.cubinSha256);
   ASSERT_TRUE(fake.rewriteManifest());
   CreateResult r = create(fake.dir.path, fake.whitelistPath.c_str());

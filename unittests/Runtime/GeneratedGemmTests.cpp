@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -65,31 +66,46 @@ TEST_F(GeneratedGemm, EveryKeyMatchesReferenceAndFallback) {
   std::mt19937_64 rng(42);
   for (const moss::config::WhitelistEntry &e : whitelist.entries()) {
     const int64_t m = e.key.m, n = e.key.n, k = e.key.k;
-    auto ep = static_cast<moss_epilogue_t>(e.key.mode);
     SCOPED_TRACE("key " + e.keyText);
-    EXPECT_EQ(moss_gemm_is_selected(generated.rt, m, n, k, ep), 1);
-    EXPECT_EQ(moss_gemm_is_selected(fallback.rt, m, n, k, ep), 0);
+    EXPECT_EQ(gemmSelected(generated.rt, m, n, k, e.key.mode), 1);
+    EXPECT_EQ(gemmSelected(fallback.rt, m, n, k, e.key.mode), 0);
     double wRange = 2.0 / std::sqrt(static_cast<double>(k));
+    // x rows with a mean and spread of their own, as a LayerNorm sees them.
     std::vector<uint16_t> x = randomBf16(m * k, -1, 1, rng);
+    for (int64_t row = 0; row < m; ++row)
+      for (int64_t c = 0; c < k; ++c)
+        x[row * k + c] =
+            toBf16(fromBf16(x[row * k + c]) * (1 + row % 5) + 0.25 * (row % 3));
     std::vector<uint16_t> w = randomBf16(n * k, -wRange, wRange, rng);
     std::vector<uint16_t> scale = randomBf16(n, -0.5, 0.5, rng);
     std::vector<uint16_t> res = randomBf16(m * n, -2, 2, rng);
+    std::vector<uint16_t> gamma = randomBf16(k, 0.5, 1.5, rng);
+    std::vector<uint16_t> beta = randomBf16(k, -0.5, 0.5, rng);
     // One spare row after out catches writes past it.
     DeviceBuffer dx(m * k * 2), dw(n * k * 2), dscale(n * 2), dres(m * n * 2),
-        dout((m + 1) * n * 2);
+        dgamma(k * 2), dbeta(k * 2), dout((m + 1) * n * 2);
     upload(dx.data(), x);
     upload(dw.data(), w);
     upload(dscale.data(), scale);
     upload(dres.data(), res);
-    std::vector<double> ref = referenceOutput(
-        referenceAccumulators(x, w, m, n, k), e.key.mode, scale, res, m, n);
+    upload(dgamma.data(), gamma);
+    upload(dbeta.data(), beta);
+    std::vector<double> ref =
+        referenceOfKey(e.key, x, w, scale, res, gamma, beta);
     std::vector<uint16_t> outs[2];
     moss_runtime_t runtimes[2] = {generated.rt, fallback.rt};
+    GemmOperands ops;
+    ops.x = dx.data();
+    ops.w = dw.data();
+    ops.scale = dscale.data();
+    ops.residual = dres.data();
+    ops.gamma = dgamma.data();
+    ops.beta = dbeta.data();
+    ops.out = dout.data();
     for (int i = 0; i < 2; ++i) {
       SCOPED_TRACE(i == 0 ? "generated" : "fallback");
       poison(dout.data(), (m + 1) * n);
-      ASSERT_EQ(moss_ffn_gemm(runtimes[i], m, n, k, ep, dx.data(), dw.data(),
-                              dscale.data(), dres.data(), dout.data(), stream),
+      ASSERT_EQ(callGemm(runtimes[i], m, n, k, e.key.mode, ops, stream),
                 MOSS_OK)
           << moss_runtime_last_error(runtimes[i]);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -114,8 +130,8 @@ TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
   std::mt19937_64 rng(2026);
   struct KeyData {
     const moss::config::WhitelistEntry *entry;
-    std::vector<uint16_t> x[2], w, scale, res;
-    std::unique_ptr<DeviceBuffer> dx[2], dw, dscale, dres, out;
+    std::vector<uint16_t> x[2], w, scale, res, gamma, beta;
+    std::unique_ptr<DeviceBuffer> dx[2], dw, dscale, dres, dgamma, dbeta, out;
     std::vector<uint16_t> first;
   };
   std::vector<std::unique_ptr<KeyData>> keys;
@@ -132,6 +148,12 @@ TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
     d->w = randomBf16(n * k, -wRange, wRange, rng);
     d->scale = randomBf16(n, -0.5, 0.5, rng);
     d->res = randomBf16(m * n, -2, 2, rng);
+    d->gamma = randomBf16(k, 0.5, 1.5, rng);
+    d->beta = randomBf16(k, -0.5, 0.5, rng);
+    d->dgamma = std::make_unique<DeviceBuffer>(k * 2);
+    d->dbeta = std::make_unique<DeviceBuffer>(k * 2);
+    upload(d->dgamma->data(), d->gamma);
+    upload(d->dbeta->data(), d->beta);
     d->dw = std::make_unique<DeviceBuffer>(n * k * 2);
     d->dscale = std::make_unique<DeviceBuffer>(n * 2);
     d->dres = std::make_unique<DeviceBuffer>(m * n * 2);
@@ -143,10 +165,15 @@ TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
   }
   auto run = [&](KeyData &d, int input) {
     const moss::config::GemmKey &key = d.entry->key;
-    return moss_ffn_gemm(generated.rt, key.m, key.n, key.k,
-                         static_cast<moss_epilogue_t>(key.mode),
-                         d.dx[input]->data(), d.dw->data(), d.dscale->data(),
-                         d.dres->data(), d.out->data(), stream);
+    GemmOperands ops;
+    ops.x = d.dx[input]->data();
+    ops.w = d.dw->data();
+    ops.scale = d.dscale->data();
+    ops.residual = d.dres->data();
+    ops.gamma = d.dgamma->data();
+    ops.beta = d.dbeta->data();
+    ops.out = d.out->data();
+    return callGemm(generated.rt, key.m, key.n, key.k, key.mode, ops, stream);
   };
   auto check = [&](KeyData &d, int input, const std::string &what) {
     const moss::config::GemmKey &key = d.entry->key;
@@ -154,14 +181,12 @@ TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
     std::vector<uint16_t> got = download(d.out->data(), key.m * key.n);
     EXPECT_EQ(countNaN(got), 0u) << "elements of out left unwritten";
     if (input == 1) {
-      std::vector<double> ref = referenceOutput(
-          referenceAccumulators(d.x[1], d.w, key.m, key.n, key.k), key.mode,
-          d.scale, d.res, key.m, key.n);
+      std::vector<double> ref =
+          referenceOfKey(key, d.x[1], d.w, d.scale, d.res, d.gamma, d.beta);
       EXPECT_LT(relativeL2(got, ref), kRelativeL2Tolerance);
     } else if (d.first.empty()) {
-      std::vector<double> ref = referenceOutput(
-          referenceAccumulators(d.x[0], d.w, key.m, key.n, key.k), key.mode,
-          d.scale, d.res, key.m, key.n);
+      std::vector<double> ref =
+          referenceOfKey(key, d.x[0], d.w, d.scale, d.res, d.gamma, d.beta);
       EXPECT_LT(relativeL2(got, ref), kRelativeL2Tolerance);
       d.first = got;
     } else {
@@ -202,8 +227,15 @@ TEST_F(GeneratedGemm, RepeatedCallsAndGraphReplaysEqualEager) {
 }
 
 TEST_F(GeneratedGemm, MisalignedPointersTakeTheFallback) {
-  ASSERT_FALSE(whitelist.entries().empty());
-  const moss::config::WhitelistEntry &e = whitelist.entries().front();
+  // The first key of moss_ffn_gemm (LayerNormMisalignedGammaTakesTheFallback
+  // covers moss_layernorm_gemm).
+  auto it = std::find_if(
+      whitelist.entries().begin(), whitelist.entries().end(),
+      [](const moss::config::WhitelistEntry &entry) {
+        return !moss::config::gemmModeInfo(entry.key.mode)->layerNorm;
+      });
+  ASSERT_NE(it, whitelist.entries().end());
+  const moss::config::WhitelistEntry &e = *it;
   const int64_t m = e.key.m, n = e.key.n, k = e.key.k;
   auto ep = static_cast<moss_epilogue_t>(e.key.mode);
   std::mt19937_64 rng(7);
@@ -283,4 +315,43 @@ TEST(GeneratedGemmFiles, OtherWhitelistIsACacheKeyMismatch) {
   moss_runtime_destroy(rt);
 }
 
+} // namespace
+
+namespace {
+TEST_F(GeneratedGemm, LayerNormMisalignedGammaTakesTheFallback) {
+  auto it = std::find_if(
+      whitelist.entries().begin(), whitelist.entries().end(),
+      [](const moss::config::WhitelistEntry &entry) {
+        return moss::config::gemmModeInfo(entry.key.mode)->layerNorm;
+      });
+  if (it == whitelist.entries().end())
+    GTEST_SKIP() << testWhitelist() << " names no LayerNorm key";
+  const moss::config::GemmKey &key = it->key;
+  std::mt19937_64 rng(11);
+  std::vector<uint16_t> x = randomBf16(key.m * key.k, -2, 3, rng);
+  std::vector<uint16_t> w = randomBf16(key.n * key.k, -0.05, 0.05, rng);
+  std::vector<uint16_t> gamma = randomBf16(key.k, 0.5, 1.5, rng);
+  std::vector<uint16_t> beta = randomBf16(key.k, -0.5, 0.5, rng);
+  DeviceBuffer dx(key.m * key.k * 2), dw(key.n * key.k * 2),
+      dgamma(key.k * 2 + 16), dbeta(key.k * 2), dout(key.m * key.n * 2);
+  upload(dx.data(), x);
+  upload(dw.data(), w);
+  upload(dgamma.data() + 2, gamma); // 2-byte aligned only
+  upload(dbeta.data(), beta);
+  poison(dout.data(), key.m * key.n);
+  GemmOperands ops;
+  ops.x = dx.data();
+  ops.w = dw.data();
+  ops.gamma = dgamma.data() + 2;
+  ops.beta = dbeta.data();
+  ops.out = dout.data();
+  ASSERT_EQ(callGemm(generated.rt, key.m, key.n, key.k, key.mode, ops, stream),
+            MOSS_OK)
+      << moss_runtime_last_error(generated.rt);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  std::vector<uint16_t> got = download(dout.data(), key.m * key.n);
+  EXPECT_EQ(countNaN(got), 0u);
+  EXPECT_LT(relativeL2(got, referenceOfKey(key, x, w, {}, {}, gamma, beta)),
+            kRelativeL2Tolerance);
+}
 } // namespace

@@ -176,7 +176,8 @@ TEST_F(OccupancyModel, MatchesTheDriverForEveryGemmKernel) {
     ASSERT_EQ(record.functions.size(), 1u);
     config::GemmLaunch launch;
     std::string err;
-    ASSERT_TRUE(deriveGemmLaunch(record.n, record.k, record.tile, launch, err))
+    ASSERT_TRUE(deriveGemmLaunch(record.n, record.k, record.mode, record.tile,
+                                 launch, err))
         << err;
     LoadedCubin cubin(dir + "/" + record.cubin);
     const config::KernelFunctionRecord &function = record.functions.front();

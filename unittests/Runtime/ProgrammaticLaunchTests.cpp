@@ -35,7 +35,7 @@ struct Problem {
   int64_t m, n, k;
   int mode;
   std::unique_ptr<DeviceBuffer> x, xStale, xFresh, w, scale, res, resStale,
-      resFresh, out, seen, expected;
+      resFresh, gamma, beta, out, seen, expected;
 
   Problem(const moss::config::GemmKey &key, std::mt19937_64 &rng)
       : m(key.m), n(key.n), k(key.k), mode(key.mode) {
@@ -50,6 +50,8 @@ struct Problem {
     x = std::make_unique<DeviceBuffer>(m * k * 2);
     w = filled(randomBf16(n * k, -wRange, wRange, rng));
     scale = filled(randomBf16(n, -0.5, 0.5, rng));
+    gamma = filled(randomBf16(k, 0.5, 1.5, rng));
+    beta = filled(randomBf16(k, -0.5, 0.5, rng));
     resStale = filled(randomBf16(m * n, -2, 2, rng));
     resFresh = filled(randomBf16(m * n, -2, 2, rng));
     res = std::make_unique<DeviceBuffer>(m * n * 2);
@@ -66,9 +68,15 @@ struct Problem {
   moss_status_t gemm(moss_runtime_t rt, const DeviceBuffer &in,
                      const DeviceBuffer &residual, DeviceBuffer &to,
                      cudaStream_t stream) const {
-    return moss_ffn_gemm(rt, m, n, k, static_cast<moss_epilogue_t>(mode),
-                         in.data(), w->data(), scale->data(), residual.data(),
-                         to.data(), stream);
+    GemmOperands ops;
+    ops.x = in.data();
+    ops.w = w->data();
+    ops.scale = scale->data();
+    ops.residual = residual.data();
+    ops.gamma = gamma->data();
+    ops.beta = beta->data();
+    ops.out = to.data();
+    return callGemm(rt, m, n, k, mode, ops, stream);
   }
 
   /// Stale inputs in place, out poisoned (NaN), then the delayed copy:
@@ -128,9 +136,7 @@ protected:
       problems.push_back(std::make_unique<Problem>(entry.key, rng));
       const Problem &p = *problems.back();
       ASSERT_TRUE(p.n % 8 == 0 && p.k % 8 == 0) << p.name();
-      ASSERT_TRUE(moss_gemm_is_selected(pdl.rt, p.m, p.n, p.k,
-                                        static_cast<moss_epilogue_t>(p.mode)))
-          << p.name();
+      ASSERT_TRUE(gemmSelected(pdl.rt, p.m, p.n, p.k, p.mode)) << p.name();
       // The reference: the same kernel, launched plainly on the fresh data.
       ASSERT_EQ(p.gemm(plain.rt, *p.xFresh, *p.resFresh, *p.expected, stream),
                 MOSS_OK)

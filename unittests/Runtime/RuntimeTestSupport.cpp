@@ -49,13 +49,13 @@ config::GemmKernelRecord makeGemmRecord(const std::vector<std::string> &keys,
                                         const std::string &cubinSha) {
   config::GemmLaunch launch;
   std::string err;
-  EXPECT_TRUE(config::deriveGemmLaunch(n, k, tile, launch, err)) << err;
+  EXPECT_TRUE(config::deriveGemmLaunch(n, k, mode, tile, launch, err)) << err;
   config::GemmKernelRecord rec;
   rec.name = cubinName.substr(0, cubinName.rfind('.'));
   rec.keys = keys;
   rec.n = n;
   rec.k = k;
-  rec.epilogue = mode;
+  rec.mode = mode;
   rec.tile = tile;
   rec.chip = "sm_90a";
   rec.cubin = cubinName;
@@ -294,6 +294,23 @@ std::vector<double> referenceOutput(const std::vector<double> &acc, int mode,
     }
   }
   return out;
+}
+
+std::vector<double> referenceOfKey(const config::GemmKey &key,
+                                   const std::vector<uint16_t> &x,
+                                   const std::vector<uint16_t> &w,
+                                   const std::vector<uint16_t> &scale,
+                                   const std::vector<uint16_t> &residual,
+                                   const std::vector<uint16_t> &gamma,
+                                   const std::vector<uint16_t> &beta) {
+  const config::GemmModeInfo &mode = *config::gemmModeInfo(key.mode);
+  std::vector<uint16_t> normalised;
+  if (mode.layerNorm)
+    normalised =
+        layerNormReference(x, gamma, beta, kLayerNormEps, key.m, key.k);
+  return referenceOutput(referenceAccumulators(mode.layerNorm ? normalised : x,
+                                               w, key.m, key.n, key.k),
+                         mode.epilogue, scale, residual, key.m, key.n);
 }
 
 double relativeL2(const std::vector<uint16_t> &got,

@@ -11,7 +11,9 @@
 #define MOSS_UNITTESTS_RUNTIME_RUNTIMETESTSUPPORT_H
 
 #include "moss/Config/Manifest.h"
+#include "moss/Config/Whitelist.h"
 #include "moss/Runtime/moss_runtime.h"
+#include "moss/Support/GemmCall.h"
 #include "moss/Support/HostBf16.h"
 
 #include <cuda_runtime_api.h>
@@ -166,7 +168,24 @@ std::vector<double> referenceAccumulators(const std::vector<uint16_t> &x,
                                           const std::vector<uint16_t> &w,
                                           int64_t m, int64_t n, int64_t k);
 
-/// The rounding contract applied to FP64 accumulators.
+using moss::host::callGemm;
+using moss::host::GemmOperands;
+using moss::host::gemmSelected;
+using moss::host::kLayerNormEps;
+using moss::host::layerNormReference;
+
+/// The FP64 reference of `key`'s mode: the prologue, the product, the
+/// epilogue with the contract's rounding.
+std::vector<double> referenceOfKey(const config::GemmKey &key,
+                                   const std::vector<uint16_t> &x,
+                                   const std::vector<uint16_t> &w,
+                                   const std::vector<uint16_t> &scale,
+                                   const std::vector<uint16_t> &residual,
+                                   const std::vector<uint16_t> &gamma,
+                                   const std::vector<uint16_t> &beta);
+
+/// The rounding contract applied to FP64 accumulators (`mode` an epilogue:
+/// 0, 1 or 2).
 std::vector<double> referenceOutput(const std::vector<double> &acc, int mode,
                                     const std::vector<uint16_t> &scale,
                                     const std::vector<uint16_t> &residual,

@@ -10,6 +10,8 @@
 #ifndef MOSS_CONFIG_GEMMLAUNCH_H
 #define MOSS_CONFIG_GEMMLAUNCH_H
 
+#include "moss/Config/GemmMode.h"
+
 #include <cstdint>
 #include <string>
 
@@ -96,6 +98,15 @@ struct GemmLaunch {
   /// kGemmBulkHandoverMinShareBytes and the send area fits below recvOffset.
   bool bulkHandover = false;
   int64_t sendOffset = 0;
+  /// The mode's LayerNorm prologue: x comes into the slab by plain loads
+  /// (its row statistics are needed before the first MMA) and is normalised
+  /// in place. Rank z (0 without split-K) stores the (mean, M2) of its K
+  /// slice of tile row r, two floats, into slot z * bm8 + r of the stats
+  /// area at statsOffset (after everything above, 16-byte aligned; split *
+  /// bm8 * 8 bytes); with split > 1 into every rank's, since each needs the
+  /// statistics of whole rows.
+  bool layerNorm = false;
+  int64_t statsOffset = 0;
   int64_t sharedBytes = 0; ///< max(slabBytes, partialBytes) (+ receive
                            ///< area and mbarrier with split > 1): dynamic.
   int64_t gridX = 0;       ///< N / bn.
@@ -103,12 +114,12 @@ struct GemmLaunch {
   int64_t gridZ = 0;       ///< split; also the cluster's z extent.
 };
 
-/// Checks that `tile` is buildable for a GEMM with the given N and K (each in
-/// [1, kMaxGemmDim]) and fills `out`. On failure returns false, leaves `out`
-/// untouched and sets `err` to the reason, naming expected and found values
-/// (e.g. "tile bn=48 is not a power of two",
-/// "bk*split = 1024 exceeds K = 768"), without a file prefix.
-bool deriveGemmLaunch(int64_t n, int64_t k, const GemmTile &tile,
+/// Checks that `tile` is buildable for a GEMM with the given N, K (each in
+/// [1, kMaxGemmDim]) and mode (GemmMode.h) and fills `out`. On failure returns
+/// false, leaves `out` untouched and sets `err` to the reason, naming expected
+/// and found values (e.g. "tile bn=48 is not a power of two", "bk*split = 1024
+/// exceeds K = 768"), without a file prefix.
+bool deriveGemmLaunch(int64_t n, int64_t k, int mode, const GemmTile &tile,
                       GemmLaunch &out, std::string &err);
 
 /// Whether two launches agree in every field (a field added to GemmLaunch
@@ -120,10 +131,11 @@ bool sameGemmLaunch(const GemmLaunch &a, const GemmLaunch &b);
 /// through the copy stages it divides the K slice into, so tiles that differ in
 /// bk alone are often the same kernel (K = 1280, split 1: bk 64, 128 and 256
 /// all give 5 stages of 256).
-bool sameGemmKernel(int64_t n, int64_t k, const GemmTile &a, const GemmTile &b);
+bool sameGemmKernel(int64_t n, int64_t k, int mode, const GemmTile &a,
+                    const GemmTile &b);
 
 /// deriveGemmLaunch without the launch shape.
-bool checkTileLegal(int64_t n, int64_t k, const GemmTile &tile,
+bool checkTileLegal(int64_t n, int64_t k, int mode, const GemmTile &tile,
                     std::string &err);
 
 } // namespace moss::config

@@ -24,7 +24,7 @@ namespace moss::config {
 /// griddepcontrol before reading x, so the runtime may launch them as
 /// programmatic dependents (3 had six arguments and no wait: a programmatic
 /// launch of those could read x before the previous kernel wrote it).
-constexpr int64_t kManifestFormatVersion = 4;
+constexpr int64_t kManifestFormatVersion = 5;
 constexpr const char *kManifestFileName = "manifest.json";
 /// The one chip kernels are built for and the runtime loads: the kernels use
 /// sm_90a's warpgroup MMAs, TMA and thread-block clusters.
@@ -60,7 +60,7 @@ struct GemmKernelRecord {
   std::string name;              ///< Plain file-name stem.
   std::vector<std::string> keys; ///< Whitelist keys "M,N,K,mode" served.
   int64_t n = 0, k = 0;
-  int epilogue = 0; ///< The keys' mode.
+  int mode = 0; ///< The keys' mode (GemmMode.h).
   GemmTile tile;
   std::string chip;
   std::string cubin; ///< Plain file name inside the manifest's directory.
@@ -106,6 +106,16 @@ bool parseManifest(std::string_view bytes,
 
 /// Reads and validates "<dir>/manifest.json".
 bool readManifest(const std::string &dir, Manifest &out, std::string &err);
+
+/// The kernel files (every record's "cubin" and "ptx") that
+/// "<dir>/manifest.json" names when it is a manifest of an earlier format
+/// (format_version 1 .. kManifestFormatVersion - 1, a moss_version string,
+/// plain file names): what an older moss-aot wrote, which a newer one may
+/// replace. False with `err` for anything else.
+/// (lib/Config/EarlierManifest.cpp)
+bool readEarlierManifestFiles(const std::string &dir,
+                              std::vector<std::string> &files,
+                              std::string &err);
 
 /// Pretty-printed JSON (fields in the order of docs/kernel-abi.md).
 std::string serializeManifest(const Manifest &manifest);

@@ -14,6 +14,7 @@
 #define MOSS_CONFIG_WHITELIST_H
 
 #include "moss/Config/GemmLaunch.h"
+#include "moss/Config/GemmMode.h"
 
 #include <cstdint>
 #include <map>
@@ -23,16 +24,6 @@
 #include <vector>
 
 namespace moss::config {
-
-/// Fused epilogue of moss.linear, the "mode" of a whitelist key.
-enum GemmMode : int {
-  kGemmModeNone = 0,
-  kGemmModeGelu = 1,
-  kGemmModeLayerScaleResidual = 2,
-};
-
-/// "none", "gelu", "layerscale_residual"; nullptr for an unknown mode.
-const char *gemmModeName(int mode);
 
 /// Symbol of the generated kernel for (N, K, mode, tile), e.g.
 /// linear_n3072_k768_gelu_bm16_bn64_bk64_s1; shared by compiler and tools.

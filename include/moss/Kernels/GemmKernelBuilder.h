@@ -26,11 +26,12 @@
 
 namespace moss {
 
-/// One generated GEMM: out[M,N] = epilogue(x[M,K] * w[N,K]^T), M a runtime
-/// argument, N and K static, tile [bm, bn, bk, split] from the whitelist.
+/// One generated GEMM: out[M,N] = epilogue(prologue(x)[M,K] * w[N,K]^T), M a
+/// runtime argument, N and K static, tile [bm, bn, bk, split] from the
+/// whitelist.
 struct GemmKernelSpec {
   int64_t n = 0, k = 0;
-  int epilogue = 0; ///< 0 none, 1 exact erf-GELU, 2 LayerScale + residual.
+  int mode = 0; ///< The whitelist key's mode (moss/Config/GemmMode.h).
   int64_t bm = 0, bn = 0, bk = 0, split = 1;
   std::string name; ///< Kernel symbol.
 };
@@ -40,10 +41,11 @@ struct GemmKernelSpec {
 /// memory: the staged W and x slab, then the FP32 partial tiles). With
 /// split > 1 the kernel carries `nvvm.cluster_dim = [1, 1, split]` and the
 /// cluster reduces the K slices through distributed shared memory. The kernel
-/// takes (x, w, scale, residual, out: !llvm.ptr<1>, m: i32) and carries
-/// `gpu.kernel` and `known_block_size`.
+/// takes (x, w, scale, residual, out: !llvm.ptr<1>, m, prefetch_w: i32), and
+/// in a LayerNorm mode also (gamma, beta: !llvm.ptr<1>, eps: f32), and
+/// carries `gpu.kernel` and `known_block_size`.
 /// Emits an error at `loc` and returns failure for an illegal spec (tile rule
-/// of docs/kernel-abi.md, unknown epilogue, empty or already used name).
+/// of docs/kernel-abi.md, unknown mode, empty or already used name).
 /// The insertion point of `b` is restored on return.
 /// Dialects that must be loaded: gpu, llvm, nvvm, arith, math, scf.
 mlir::LogicalResult buildGemmKernels(mlir::OpBuilder &b, mlir::Location loc,

@@ -92,7 +92,7 @@ extern "C" {
  * enum or struct here changes incompatibly, so that a binding built against
  * one header (python/moss_kernels) can refuse a library built from another
  * instead of calling it with the wrong layout. */
-#define MOSS_RUNTIME_API_VERSION 2
+#define MOSS_RUNTIME_API_VERSION 3
 
 typedef struct moss_runtime_s *moss_runtime_t;
 
@@ -193,6 +193,29 @@ MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
                                              const void *w, const void *scale,
                                              const void *residual, void *out,
                                              void *stream);
+
+/* out[m,n] = epilogue(LN(x)[m,k] . w[n,k]^T): moss_ffn_gemm with a
+ * LayerNorm of each x row first (the whitelist modes 3 layernorm, ep NONE,
+ * and 4 layernorm_gelu, ep GELU; LAYERSCALE_RESIDUAL has no such mode and
+ * is refused). In FP32: mean and var (population) over the row's k values,
+ * rstd = rsqrt(var + eps) (rsqrt.approx.f32), LN(x)[r,c] = bf16((x - mean)*rstd*gamma[c] +
+ * beta[c]), rounded once; then the product and epilogue as moss_ffn_gemm.
+ * gamma, beta [k] bf16; eps finite and >= 0. The pointers follow
+ * moss_ffn_gemm's rules (gamma and beta too; out overlaps none of them).
+ * The fallback normalises x into the stream's workspace slot (up to half
+ * of it at a time, MOSS_RUNTIME_WORKSPACE_SLOTS streams have one) and runs
+ * cuBLASLt on it: a stream without a slot gets MOSS_ERROR_UNSUPPORTED where
+ * no generated kernel serves the shape. (API version 3 added this.) */
+MOSS_RUNTIME_API moss_status_t moss_layernorm_gemm(
+    moss_runtime_t rt, int64_t m, int64_t n, int64_t k, moss_epilogue_t ep,
+    const void *x, const void *gamma, const void *beta, float eps,
+    const void *w, void *out, void *stream);
+
+/* moss_gemm_is_selected for moss_layernorm_gemm. (API version 3.) */
+MOSS_RUNTIME_API int moss_layernorm_gemm_is_selected(moss_runtime_t rt,
+                                                     int64_t m, int64_t n,
+                                                     int64_t k,
+                                                     moss_epilogue_t ep);
 
 typedef struct {
   int64_t B, H, T, S, D;

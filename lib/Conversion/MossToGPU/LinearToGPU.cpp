@@ -11,10 +11,10 @@
 #include "KernelModule.h"
 #include "moss/Config/GemmLaunch.h"
 #include "moss/Config/Whitelist.h"
-#include "moss/Kernels/GemmKernelBuilder.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Conversion/Passes.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"
+#include "moss/Kernels/GemmKernelBuilder.h"
 
 #include "mlir/IR/SymbolTable.h"
 
@@ -27,7 +27,7 @@ LogicalResult buildKernelOf(LinearOp op, RewriterBase &rw) {
   TileAttr tile = op.getTileAttr();
   auto wType = cast<RankedTensorType>(op.getW().getType());
   int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-  int mode = static_cast<int>(op.getEpilogue());
+  int mode = op.getMode();
   config::GemmTile gemmTile{tile.getBm(), tile.getBn(), tile.getBk(),
                             tile.getSplit()};
   gpu::GPUModuleOp kernels =
@@ -66,17 +66,25 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
     Value out = memref::AllocOp::create(rw, loc, outType, dynM);
 
     SmallVector<Value> args = {x, dynamicBufferOf(rw, loc, adaptor.getW())};
+    StringRef callee = kRuntimeLinearFn;
     if (adaptor.getScale()) {
       args.push_back(dynamicBufferOf(rw, loc, adaptor.getScale()));
       args.push_back(dynamicBufferOf(rw, loc, adaptor.getResidual()));
+      callee = kRuntimeLinearScaleResidualFn;
+    }
+    if (adaptor.getGamma()) {
+      args.push_back(dynamicBufferOf(rw, loc, adaptor.getGamma()));
+      args.push_back(dynamicBufferOf(rw, loc, adaptor.getBeta()));
+      callee = kRuntimeLinearLayerNormFn;
     }
     args.push_back(castToDynamicShape(rw, loc, out));
+    // The epilogue, as moss_epilogue_t numbers it; the LayerNorm entry point
+    // takes the prologue's eps after it.
     args.push_back(arith::ConstantIntOp::create(
         rw, loc, rw.getI32Type(), static_cast<int64_t>(op.getEpilogue())));
-    emitRuntimeCall(rw, loc, op->getParentOfType<ModuleOp>(),
-                    adaptor.getScale() ? kRuntimeLinearScaleResidualFn
-                                       : kRuntimeLinearFn,
-                    args);
+    if (adaptor.getGamma())
+      args.push_back(arith::ConstantOp::create(rw, loc, op.getEpsAttr()));
+    emitRuntimeCall(rw, loc, op->getParentOfType<ModuleOp>(), callee, args);
     rw.replaceOp(op, bufferization::ToTensorOp::create(rw, loc, resultType, out,
                                                        /*restrict=*/true,
                                                        /*writable=*/true));
@@ -101,8 +109,9 @@ LogicalResult moss::checkLinearLowerable(LinearOp op) {
   config::GemmLaunch launch;
   std::string err;
   if (!config::deriveGemmLaunch(
-          n, k, {tile.getBm(), tile.getBn(), tile.getBk(), tile.getSplit()},
-          launch, err))
+          n, k, op.getMode(),
+          {tile.getBm(), tile.getBn(), tile.getBk(), tile.getSplit()}, launch,
+          err))
     return op.emitOpError() << "tile " << tile << " cannot serve N = " << n
                             << ", K = " << k << ": " << err;
   return success();

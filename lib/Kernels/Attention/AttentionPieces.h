@@ -309,11 +309,6 @@ public:
       words.push_back(LLVM::ExtractValueOp::create(b, loc, frags, i));
     return words;
   }
-  Value shuffleXor(Value v, int64_t offset) {
-    return gpu::ShuffleOp::create(b, loc, v, constI32(offset), constI32(32),
-                                  gpu::ShuffleMode::XOR)
-        .getShuffleResult();
-  }
   /// Emits `then` under `if (cond)` and `otherwise` under its else.
   template <typename Then, typename Else>
   void emitIfElse(Value cond, Then then, Else otherwise) {

@@ -123,6 +123,13 @@ public:
   Value lane(Value vec, int64_t i) {
     return mlir::LLVM::ExtractElementOp::create(b, loc, vec, constI32(i));
   }
+  /// The value of lane (lane ^ offset) of the warp.
+  Value shuffleXor(Value v, int64_t offset) {
+    return mlir::gpu::ShuffleOp::create(b, loc, v, constI32(offset),
+                                        constI32(32),
+                                        mlir::gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  }
 
   // --- control flow and cluster hand-overs -----------------------------------
   /// Emits `body` under `if (cond)`; cond may be null (always true).

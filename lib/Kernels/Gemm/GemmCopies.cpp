@@ -57,6 +57,8 @@ void GemmEmitter::issueCopies(Value slab, Value x, Value w, Value tid,
     });
   };
   auto copyX = [&](int64_t stage) {
+    if (launch.layerNorm)
+      return;
     forEachPiece(tid, launch.bm8 * piecesPerRow, [&](Value piece) {
       Value row = divU(piece, piecesPerRow);
       Value kInStage = mul(remU(piece, piecesPerRow), 8);
@@ -84,7 +86,7 @@ void GemmEmitter::issueCopies(Value slab, Value x, Value w, Value tid,
     commit();
   }
   waitForPreviousGrid();
-  for (int64_t stage = 0; stage < launch.stages; ++stage) {
+  for (int64_t stage = 0; stage < launch.stages && !launch.layerNorm; ++stage) {
     copyX(stage);
     commit();
   }

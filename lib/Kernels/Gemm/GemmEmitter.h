@@ -9,7 +9,8 @@
 // GemmCopies.cpp (cp.async of the W and x slab), GemmMma.cpp (mma.sync
 // stages), GemmWgmma.cpp (warpgroup MMA stages, the swizzled layout),
 // GemmEpilogue.cpp (partial sums, the fused epilogue), GemmSplitK.cpp (the
-// split-K hand-over) and GemmKernelBuilder.cpp (the kernel body). Private
+// split-K hand-over), GemmLayerNorm.cpp (the LayerNorm prologue) and
+// GemmKernelBuilder.cpp (the kernel body). Private
 // to the kernel builders and their tests.
 //
 //===----------------------------------------------------------------------===//
@@ -38,8 +39,21 @@ namespace moss::gemm {
 // 1/sqrt(2) for erf-GELU, as the contract writes it.
 constexpr double kInvSqrt2 = 0.70710678118654752;
 
-/// Kernel parameters, in the order of docs/kernel-abi.md.
-enum KernelArg { kX, kW, kScale, kResidual, kOut, kM, kPrefetchW, kNumArgs };
+/// Kernel parameters, in the order of docs/kernel-abi.md; only the kernels of
+/// a LayerNorm mode have the last three.
+enum KernelArg {
+  kX,
+  kW,
+  kScale,
+  kResidual,
+  kOut,
+  kM,
+  kPrefetchW,
+  kGamma,
+  kBeta,
+  kEps,
+  kNumArgs
+};
 
 /// Tile shape plus derived quantities used while emitting one kernel.
 struct GemmShape {
@@ -49,9 +63,10 @@ struct GemmShape {
   int64_t chunksPerStage = 0; ///< 32-wide k chunks per stage.
   int64_t colGroups = 0;      ///< bn / 8: 8-column groups per tile row.
   int64_t epilogueItems = 0;  ///< bm8 * bn / 8 (row, 8-column) groups.
+  int epilogue = 0;           ///< The mode's epilogue (config::GemmEpilogue).
 };
 /// The shape of `spec`'s kernel (config::deriveGemmLaunch and what follows
-/// from it); false with `reason` for an illegal tile.
+/// from it); false with `reason` for an illegal tile or unknown mode.
 bool deriveGemmShape(const GemmKernelSpec &spec, GemmShape &shape,
                      std::string &reason);
 
@@ -67,6 +82,8 @@ public:
   FunctionType kernelType() {
     SmallVector<Type> args(kM, globalPtr);
     args.append({i32, i32}); // m, prefetch_w
+    if (shape.launch.layerNorm)
+      args.append({globalPtr, globalPtr, f32}); // gamma, beta, eps
     return b.getFunctionType(args, {});
   }
 
@@ -94,7 +111,8 @@ public:
   /// x copy. With prefetchW == 0: wait, then W and x of stage s in group s.
   /// Else W's stages first (groups 0..stages-1), then wait, then x's (groups
   /// stages + s): the same cp.async.wait_group counts serve both orders. x rows
-  /// the CTA does not own are zero-filled, not read.
+  /// the CTA does not own are zero-filled, not read. A LayerNorm mode copies
+  /// W alone (applyLayerNorm loads x), one group per stage in either order.
   void issueCopies(Value slab, Value x, Value w, Value tid, Value nCta,
                    Value mCta, Value kBase, Value m, Value prefetchW);
   /// Slab element offset of (slab row, k in the slice); x rows follow W's.
@@ -171,6 +189,34 @@ public:
 
   Value gelu(Value v);
   Value packBf16(ArrayRef<Value> values);
+
+  // --- LayerNorm prologue (GemmLayerNorm.cpp) --------------------------------
+  /// The whole prologue, after issueCopies (so after griddepcontrol.wait):
+  /// loadXSlice, bar.sync, publishMoments (split-K: between the wait of
+  /// armReceiveBarrier's arrive and one more cluster barrier; else a
+  /// bar.sync), normalizeXSlice. handOverSplitK must then skip its wait.
+  void applyLayerNorm(Value slab, Value x, Value gamma, Value beta, Value eps,
+                      Value tid, Value mCta, Value kBase, Value m, Value slice);
+  /// Plain 16-byte loads of x rows [mCta, mCta + bm8) of the K slice from
+  /// kBase into the slab's x rows; zeros for rows the CTA does not own.
+  void loadXSlice(Value slab, Value x, Value tid, Value mCta, Value kBase,
+                  Value m);
+  /// (mean, M2) of the K slice of tile row `row` in the slab, in FP32: the
+  /// lane's pieces lane + 32 i summed in order, then a butterfly over the
+  /// warp (every lane gets the same bits); M2 = sum of (x - mean)^2, a
+  /// second pass. Called by a whole warp.
+  std::pair<Value, Value> sliceMoments(Value slab, Value row, Value laneId);
+  /// Warp w takes tile rows w, w + warps, ...: lane 0 stores (mean, M2)
+  /// into slot slice * bm8 + row of `stats`, in every rank with split > 1.
+  void publishMoments(Value slab, Value stats, Value tid, Value slice);
+  /// (mean, rstd) of tile row `row` from its `split` slots, combined in order
+  /// z = 0, 1, ... (Chan's formula for equal parts): var = M2 / K, rstd =
+  /// rsqrt(var + eps) (the hardware's rsqrt.approx.f32).
+  std::pair<Value, Value> rowStatistics(Value stats, Value row, Value eps);
+  /// The slab's x slice in place: bf16((x - mean) * rstd * gamma[k] +
+  /// beta[k]) in FP32.
+  void normalizeXSlice(Value slab, Value stats, Value tid, Value kBase,
+                       Value gamma, Value beta, Value eps);
 
 private:
   gpu::GPUFuncOp createKernel(gpu::GPUModuleOp module, StringRef name);

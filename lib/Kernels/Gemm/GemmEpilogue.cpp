@@ -47,7 +47,7 @@ Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n,
   };
   auto toF32 = [&](Value v) { return arith::ExtFOp::create(b, loc, f32, v); };
   Value scales, residuals;
-  if (spec.epilogue == 2) {
+  if (shape.epilogue == config::kGemmEpilogueLayerScaleResidual) {
     Value col = toI64(n);
     scales = loadReadOnly16(v8bf16, elementPtr(scale, bf16, col));
     // Plain load: out may alias residual (in-place update).
@@ -57,11 +57,11 @@ Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n,
   for (int64_t i = 0; i < 8; ++i) {
     // Contract: v = bf16(acc), then the mode's formula in FP32.
     Value rounded = toBf16(lane(i < 4 ? lo : hi, i % 4));
-    switch (spec.epilogue) {
-    case 1:
+    switch (shape.epilogue) {
+    case config::kGemmEpilogueGelu:
       results.push_back(toBf16(gelu(toF32(rounded))));
       break;
-    case 2: {
+    case config::kGemmEpilogueLayerScaleResidual: {
       Value scaled = toBf16(arith::MulFOp::create(b, loc, toF32(rounded),
                                                   toF32(lane(scales, i))));
       results.push_back(toBf16(arith::AddFOp::create(

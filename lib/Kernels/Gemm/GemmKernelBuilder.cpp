@@ -100,8 +100,12 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
     recvBarrier = elementPtr(smem, b.getI8Type(), launch.recvBarrierOffset);
     armReceiveBarrier(tid, slice, recvBarrier);
   }
-  issueCopies(smem, arg(kX), arg(kW), tid, nCta, mCta,
-              mul(slice, launch.kPerCta), m, arg(kPrefetchW));
+  Value kBase = mul(slice, launch.kPerCta);
+  issueCopies(smem, arg(kX), arg(kW), tid, nCta, mCta, kBase, m,
+              arg(kPrefetchW));
+  if (launch.layerNorm)
+    applyLayerNorm(smem, arg(kX), arg(kGamma), arg(kBeta), arg(kEps), tid, mCta,
+                   kBase, m, slice);
   // Warpgroup wg = (wgK, wgN), wgN fastest.
   Value wg = launch.wgmma ? divU(warp, 4) : Value();
   const bool wideA = launch.wgmmaGroupsN > 1;
@@ -177,12 +181,14 @@ bool deriveGemmShape(const GemmKernelSpec &spec, GemmShape &shape,
                      std::string &reason) {
   shape.spec = spec;
   config::GemmTile tile{spec.bm, spec.bn, spec.bk, spec.split};
-  if (!config::deriveGemmLaunch(spec.n, spec.k, tile, shape.launch, reason))
+  if (!config::deriveGemmLaunch(spec.n, spec.k, spec.mode, tile, shape.launch,
+                                reason))
     return false;
   shape.mTiles = shape.launch.bm8 / 8;
   shape.chunksPerStage = shape.launch.stageK / 32;
   shape.colGroups = spec.bn / 8;
   shape.epilogueItems = shape.launch.bm8 * spec.bn / 8;
+  shape.epilogue = config::gemmModeInfo(spec.mode)->epilogue;
   return true;
 }
 
@@ -213,9 +219,6 @@ LogicalResult buildGemmKernels(OpBuilder &b, Location loc,
   std::string reason;
   if (!gemm::deriveGemmShape(spec, shape, reason))
     return fail() << reason;
-  if (spec.epilogue < 0 || spec.epilogue > 2)
-    return fail() << "unknown epilogue " << spec.epilogue
-                  << " (expected 0 none, 1 gelu, 2 layerscale_residual)";
   if (!isPlainIdentifier(spec.name))
     return fail() << "kernel name must match [A-Za-z_][A-Za-z0-9_]*";
   for (std::string symbol : {spec.name, "__" + spec.name + "_smem"}) {

@@ -260,3 +260,31 @@ func.func @fallback_layerscale(%x: tensor<?x3072xbf16>, %w: tensor<768x3072xbf16
   %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<?x768xbf16>) epilogue layerscale_residual vendor_fallback : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
   return %y : tensor<?x768xbf16>
 }
+
+// -----
+
+// A LayerNorm mode: the kernel (named by mode layernorm_gelu) takes gamma,
+// beta and eps after the seven of every GEMM kernel, loads x itself (no x
+// cp.async: only W's), normalises it in the slab before the MMAs; the host
+// calls moss_layernorm_gemm with the epilogue and eps.
+// CHECK-LABEL: gpu.func @linear_n3072_k768_layernorm_gelu_bm16_bn64_bk64_s2
+// CHECK-SAME: (%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %[[G:.*]]: !llvm.ptr<1>, %[[B:.*]]: !llvm.ptr<1>, %[[EPS:.*]]: f32)
+// CHECK-NOT: cache =  ca
+// CHECK: nvvm.griddepcontrol wait
+// CHECK: nvvm.cluster.wait
+// CHECK: nvvm.mapa
+// CHECK: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.wait
+// CHECK: math.rsqrt
+// CHECK: nvvm.cp.async.wait.group
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NOT: nvvm.cluster.wait
+// CHECK: math.erf
+// CHECK: gpu.return
+// CHECK-LABEL: func.func @layernorm_gelu
+// CHECK: %[[EPSV:.*]] = arith.constant 9.99999974E-6 : f32
+// CHECK: call @moss_layernorm_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i32, %[[EPSV]]) : (memref<?x?xbf16>, memref<?x?xbf16>, memref<?xbf16>, memref<?xbf16>, memref<?x?xbf16>, i32, f32) -> ()
+func.func @layernorm_gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>) -> tensor<?x3072xbf16> {
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 epilogue gelu tile <16, 64, 64, 2> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+  return %y : tensor<?x3072xbf16>
+}

@@ -330,3 +330,51 @@ func.func @f(%q: tensor<2x12x8x64xbf16>, %k: tensor<2x12x400x64xbf16>, %v: tenso
   %o = moss.streaming_attention %q, %k, %v positions(%s, %t) : tensor<2x12x8x64xbf16>, tensor<2x12x400x64xbf16>, tensor<2x12x400x64xbf16> positions(tensor<2x400xi64>, tensor<2x15xi64>) -> tensor<2x12x8x64xbf16>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>) {
+  // expected-error @+1 {{layernorm(gamma, beta) requires attribute 'eps'}}
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
+  // expected-error @+1 {{attribute 'eps' is only allowed with layernorm(gamma, beta)}}
+  %y = moss.linear %x, %w eps 1.0e-05 epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>) {
+  // expected-error @+1 {{attribute 'eps' must be finite and >= 0, found -1}}
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps -1.0 epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<512xbf16>, %b: tensor<768xbf16>) {
+  // expected-error @+1 {{operand 'gamma' must have length K (from 'x') = 768, found 512}}
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<512xbf16>, tensor<768xbf16>) eps 1.0e-05 epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xf32>) {
+  // expected-error @+1 {{operand 'beta' must be a rank-1 tensor [K] of 'bf16', found 'tensor<768xf32>'}}
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xf32>) eps 1.0e-05 epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %g: tensor<3072xbf16>, %b: tensor<3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>) {
+  // expected-error @+1 {{layernorm(gamma, beta) with epilogue 'layerscale_residual' is no whitelist mode (expected 0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 layernorm_gelu)}}
+  %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) layernorm(%g, %b : tensor<3072xbf16>, tensor<3072xbf16>) eps 1.0e-05 epilogue layerscale_residual : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>
+  return
+}

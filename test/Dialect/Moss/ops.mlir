@@ -26,6 +26,21 @@ func.func @linear_layerscale_residual(%x: tensor<?x3072xbf16>, %w: tensor<768x30
   return %y : tensor<?x768xbf16>
 }
 
+// CHECK-LABEL: func.func @linear_layernorm_gelu
+// CHECK-SAME: (%[[X:.*]]: tensor<?x768xbf16>, %[[W:.*]]: tensor<3072x768xbf16>, %[[G:.*]]: tensor<768xbf16>, %[[B:.*]]: tensor<768xbf16>)
+// CHECK: moss.linear %[[X]], %[[W]] layernorm(%[[G]], %[[B]] : tensor<768xbf16>, tensor<768xbf16>) eps 9.99999974E-6 epilogue gelu tile <16, 64, 64, 2> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+func.func @linear_layernorm_gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>) -> tensor<?x3072xbf16> {
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 epilogue gelu tile <16, 64, 64, 2> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+  return %y : tensor<?x3072xbf16>
+}
+
+// CHECK-LABEL: func.func @linear_layernorm_none
+// CHECK: moss.linear %{{.*}}, %{{.*}} layernorm(%{{.*}}, %{{.*}} : tensor<1280xbf16>, tensor<1280xbf16>) eps 0.000000e+00 epilogue none vendor_fallback : tensor<4x1280xbf16>, tensor<3840x1280xbf16> -> tensor<4x3840xbf16>
+func.func @linear_layernorm_none(%x: tensor<4x1280xbf16>, %w: tensor<3840x1280xbf16>, %g: tensor<1280xbf16>, %b: tensor<1280xbf16>) -> tensor<4x3840xbf16> {
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<1280xbf16>, tensor<1280xbf16>) eps 0.0 epilogue none vendor_fallback : tensor<4x1280xbf16>, tensor<3840x1280xbf16> -> tensor<4x3840xbf16>
+  return %y : tensor<4x3840xbf16>
+}
+
 // CHECK-LABEL: func.func @attention_default
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x12x?x64xbf16>, %[[K:.*]]: tensor<?x12x400x64xbf16>, %[[V:.*]]: tensor<?x12x400x64xbf16>, %[[M:.*]]: tensor<?x1x?x400xi1>)
 // CHECK: %[[O:.*]] = moss.streaming_attention %[[Q]], %[[K]], %[[V]], %[[M]] : tensor<?x12x?x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x12x400x64xbf16>, tensor<?x1x?x400xi1> -> tensor<?x12x?x64xbf16>

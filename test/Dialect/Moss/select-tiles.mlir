@@ -29,6 +29,20 @@ func.func @mode_mismatch(%x: tensor<16x768xbf16>, %w: tensor<3072x768xbf16>) -> 
 
 // -----
 
+// The LayerNorm prologue is part of the mode: "16,3072,768,4" (layernorm_gelu)
+// is another key than "16,3072,768,1" (gelu), and layernorm alone (mode 3)
+// has none.
+// CHECK-LABEL: func.func @layernorm_modes
+// CHECK: moss.linear %{{.*}}, %{{.*}} layernorm({{.*}}) eps {{.*}} epilogue gelu tile <16, 64, 64, 2> :
+// CHECK: moss.linear %{{.*}}, %{{.*}} layernorm({{.*}}) eps {{.*}} epilogue none vendor_fallback :
+func.func @layernorm_modes(%x: tensor<16x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>) -> (tensor<16x3072xbf16>, tensor<16x3072xbf16>) {
+  %y = moss.linear %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 epilogue gelu : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x3072xbf16>
+  %z = moss.linear %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 epilogue none : tensor<16x768xbf16>, tensor<3072x768xbf16> -> tensor<16x3072xbf16>
+  return %y, %z : tensor<16x3072xbf16>, tensor<16x3072xbf16>
+}
+
+// -----
+
 // M absent from the whitelist (only M = 16 is listed for this N, K, mode).
 // CHECK-LABEL: func.func @m_absent
 // CHECK: moss.linear %{{.*}}, %{{.*}} epilogue gelu vendor_fallback :

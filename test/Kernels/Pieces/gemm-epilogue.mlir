@@ -3,9 +3,9 @@
 // bf16(0.5 v (1 + erf(v / sqrt 2))), LayerScale bf16(bf16(v scale) +
 // residual), scale read through the read-only path and residual by a plain
 // load (out may alias it).
-// RUN: moss-opt %s -moss-test-kernel-piece="piece=gemm-epilogue tile=16,32,64,1 epilogue=0" | FileCheck %s --check-prefix=NONE
-// RUN: moss-opt %s -moss-test-kernel-piece="piece=gemm-epilogue tile=16,32,64,1 epilogue=1" | FileCheck %s --check-prefix=GELU
-// RUN: moss-opt %s -moss-test-kernel-piece="piece=gemm-epilogue tile=16,32,64,1 epilogue=2" | FileCheck %s --check-prefix=LS
+// RUN: moss-opt %s -moss-test-kernel-piece="piece=gemm-epilogue tile=16,32,64,1 mode=0" | FileCheck %s --check-prefix=NONE
+// RUN: moss-opt %s -moss-test-kernel-piece="piece=gemm-epilogue tile=16,32,64,1 mode=1" | FileCheck %s --check-prefix=GELU
+// RUN: moss-opt %s -moss-test-kernel-piece="piece=gemm-epilogue tile=16,32,64,1 mode=2" | FileCheck %s --check-prefix=LS
 
 // NONE-LABEL: gpu.func @"gemm-epilogue"({{.*}}) -> vector<8xbf16>
 // NONE-COUNT-8: arith.truncf %{{.*}} : f32 to bf16

@@ -34,11 +34,11 @@ private:
 };
 
 /// Emits piece `piece` (a `gemm-*` name) of the GEMM kernel of `n`, `k`,
-/// `tile` ([bm, bn, bk, split]) and `epilogue`; false with `error` for an
-/// unknown piece or an illegal tile.
+/// `tile` ([bm, bn, bk, split]) and `mode` (the whitelist mode); false with
+/// `error` for an unknown piece or an illegal tile.
 bool emitGemmPiece(mlir::OpBuilder &b, mlir::ModuleOp module,
                    llvm::StringRef piece, int64_t n, int64_t k,
-                   llvm::ArrayRef<int64_t> tile, int64_t epilogue,
+                   llvm::ArrayRef<int64_t> tile, int64_t mode,
                    std::string &error);
 
 /// Options of the attention pieces.

@@ -14,7 +14,7 @@ using namespace mlir;
 namespace moss::test {
 
 bool emitGemmPiece(OpBuilder &b, ModuleOp module, StringRef piece, int64_t n,
-                   int64_t k, ArrayRef<int64_t> tile, int64_t epilogue,
+                   int64_t k, ArrayRef<int64_t> tile, int64_t mode,
                    std::string &error) {
   if (tile.size() != 4) {
     error = "tile must be bm,bn,bk,split";
@@ -23,7 +23,7 @@ bool emitGemmPiece(OpBuilder &b, ModuleOp module, StringRef piece, int64_t n,
   GemmKernelSpec spec;
   spec.n = n;
   spec.k = k;
-  spec.epilogue = static_cast<int>(epilogue);
+  spec.mode = static_cast<int>(mode);
   spec.bm = tile[0];
   spec.bn = tile[1];
   spec.bk = tile[2];
@@ -99,6 +99,39 @@ bool emitGemmPiece(OpBuilder &b, ModuleOp module, StringRef piece, int64_t n,
     e.handOverSplitK(fn.arg(0), fn.arg(1), fn.arg(2), fn.arg(3), fn.arg(4));
     auto [lo, hi] = e.sumReceived(fn.arg(3), fn.arg(2), fn.arg(5), fn.arg(6));
     fn.finish({lo, hi});
+    return true;
+  }
+  if (piece == "gemm-layernorm" || piece == "gemm-slice-moments" ||
+      piece == "gemm-row-statistics") {
+    if (!shape.launch.layerNorm) {
+      error = "the LayerNorm pieces need mode 3 or 4";
+      return false;
+    }
+  }
+  if (piece == "gemm-layernorm") {
+    // (slab, x, gamma, beta, eps, tid, mCta, kBase, m, slice)
+    PieceFunction fn(b, module, piece,
+                     {t.sharedPtr, t.globalPtr, t.globalPtr, t.globalPtr, t.f32,
+                      t.i32, t.i32, t.i32, t.i32, t.i32});
+    emitter().applyLayerNorm(fn.arg(0), fn.arg(1), fn.arg(2), fn.arg(3),
+                             fn.arg(4), fn.arg(5), fn.arg(6), fn.arg(7),
+                             fn.arg(8), fn.arg(9));
+    fn.finish({});
+    return true;
+  }
+  if (piece == "gemm-slice-moments") {
+    // (slab, row, laneId) -> (mean, M2)
+    PieceFunction fn(b, module, piece, {t.sharedPtr, t.i32, t.i32});
+    auto [mean, m2] = emitter().sliceMoments(fn.arg(0), fn.arg(1), fn.arg(2));
+    fn.finish({mean, m2});
+    return true;
+  }
+  if (piece == "gemm-row-statistics") {
+    // (stats, row, eps) -> (mean, rstd)
+    PieceFunction fn(b, module, piece, {t.sharedPtr, t.i32, t.f32});
+    auto [mean, rstd] =
+        emitter().rowStatistics(fn.arg(0), fn.arg(1), fn.arg(2));
+    fn.finish({mean, rstd});
     return true;
   }
   error = ("unknown GEMM piece '" + piece + "'").str();

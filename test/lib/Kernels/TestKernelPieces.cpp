@@ -46,7 +46,7 @@ struct TestKernelPiecePass
     bool ok = false;
     StringRef name = piece;
     if (name.starts_with("gemm-")) {
-      ok = emitGemmPiece(b, module, name, n, k, tile, epilogue, error);
+      ok = emitGemmPiece(b, module, name, n, k, tile, mode, error);
     } else if (name.starts_with("attention-")) {
       AttentionPieceOptions options;
       options.threads = threads;
@@ -73,9 +73,10 @@ struct TestKernelPiecePass
                     llvm::cl::init(768)};
   ListOption<int64_t> tile{*this, "tile",
                            llvm::cl::desc("GEMM pieces: bm,bn,bk,split")};
-  Option<int64_t> epilogue{
-      *this, "epilogue",
-      llvm::cl::desc("GEMM pieces: 0 none, 1 gelu, 2 layerscale_residual"),
+  Option<int64_t> mode{
+      *this, "mode",
+      llvm::cl::desc("GEMM pieces: the whitelist mode (0 none, 1 gelu, 2 "
+                     "layerscale_residual, 3 layernorm, 4 layernorm_gelu)"),
       llvm::cl::init(0)};
   Option<int64_t> threads{*this, "threads",
                           llvm::cl::desc("attention-copy-full: CTA size"),

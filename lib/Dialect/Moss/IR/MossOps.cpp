@@ -1,5 +1,6 @@
 //===- MossOps.cpp - moss operations and their verifiers ------------------===//
 #include "moss/Dialect/Moss/IR/MossOps.h"
+#include "moss/Config/GemmMode.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -55,6 +56,45 @@ LogicalResult dimMismatch(Operation *op, StringRef name, StringRef what,
 // LinearOp
 //===----------------------------------------------------------------------===//
 
+int LinearOp::getMode() {
+  return config::gemmModeOf(getGamma() != nullptr,
+                            static_cast<int>(getEpilogue()));
+}
+
+LogicalResult LinearOp::verifyLayerNorm(int64_t k) {
+  Operation *op = getOperation();
+  Type bf16 = BFloat16Type::get(getContext());
+  if (!getGamma() || !getBeta()) {
+    if (getGamma() || getBeta())
+      return emitOpError("operands 'gamma' and 'beta' come together");
+    if (getEpsAttr())
+      return emitOpError("attribute 'eps' is only allowed with "
+                         "layernorm(gamma, beta)");
+    return success();
+  }
+  for (auto [name, value] : {std::pair<StringRef, Value>{"gamma", getGamma()},
+                             {"beta", getBeta()}}) {
+    auto vec = expectTensor(op, name, value.getType(), 1, bf16, "[K]");
+    if (failed(vec))
+      return failure();
+    if (!compatible(vec->getDimSize(0), k))
+      return dimMismatch(op, name, "length K (from 'x')", k,
+                         vec->getDimSize(0));
+  }
+  if (!getEpsAttr())
+    return emitOpError("layernorm(gamma, beta) requires attribute 'eps'");
+  float eps = getEpsAttr().getValueAsDouble();
+  if (!std::isfinite(eps) || eps < 0)
+    return emitOpError() << "attribute 'eps' must be finite and >= 0, found "
+                         << eps;
+  if (getMode() < 0)
+    return emitOpError() << "layernorm(gamma, beta) with epilogue '"
+                         << stringifyEpilogue(getEpilogue())
+                         << "' is no whitelist mode (expected "
+                         << config::gemmModeList() << ")";
+  return success();
+}
+
 LogicalResult LinearOp::verify() {
   Operation *op = getOperation();
   Type bf16 = BFloat16Type::get(getContext());
@@ -74,6 +114,8 @@ LogicalResult LinearOp::verify() {
   int64_t n = w->getDimSize(0);
   if (!compatible(w->getDimSize(1), k))
     return dimMismatch(op, "w", "K (from 'x')", k, w->getDimSize(1));
+  if (failed(verifyLayerNorm(w->getDimSize(1)))) // w's shape is static
+    return failure();
 
   bool wantsScaleResidual = getEpilogue() == Epilogue::layerscale_residual;
   if (wantsScaleResidual && !getScale())

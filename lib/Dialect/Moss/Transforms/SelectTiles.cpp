@@ -32,7 +32,7 @@ void attachTiles(ModuleOp module, const config::Whitelist &table) {
     const config::WhitelistEntry *entry = nullptr;
     if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) &&
         !ShapedType::isDynamic(k))
-      entry = table.find(m, n, k, static_cast<int>(op.getEpilogue()));
+      entry = table.find(m, n, k, op.getMode());
     op.removeTileAttr();
     op.removeVendorFallbackAttr();
     if (entry) {

@@ -10,11 +10,23 @@ class Moss_Op<string mnemonic, list<Trait> traits = []>
     : Op<Moss_Dialect, mnemonic, traits>;
 
 def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
-  let summary = "FFN GEMM x·Wᵀ with a fused epilogue";
+  let summary = "GEMM x·Wᵀ with an optional LayerNorm prologue and a fused "
+                "epilogue";
   let description = [{
-    Computes `y[m, n] = epilogue(Σ_k x[m, k] · w[n, k])` for `x : [M, K]`
+    Computes `y[m, n] = epilogue(Σ_k x'[m, k] · w[n, k])` for `x : [M, K]`
     and `w : [N, K]`, BF16 operands, FP32 accumulation. `M` may be dynamic:
     generated kernels take it as a runtime argument.
+
+    `x' = x`, or with `layernorm(%gamma, %beta) eps E` (`gamma, beta : [K]`
+    BF16, `E` an f32 >= 0) each row normalised as `F.layer_norm` does on a
+    BF16 input, with these rounding points: in FP32, `mean = Σ_k x / K` and
+    `var = Σ_k (x − mean)² / K` (population variance; the generated kernel
+    sums each K slice in two passes and combines split-K slices by Chan's
+    formula in a fixed order), `rstd = rsqrt(var + E)` (the hardware's
+    `rsqrt.approx.f32`, relative error <= 2^-22, as PyTorch's CUDA LayerNorm),
+    then `x'[m, k] = bf16((x − mean)·rstd·gamma[k] + beta[k])`, rounded once. The LayerNorm modes of the whitelist are 3
+    (`layernorm`, epilogue `none`) and 4 (`layernorm_gelu`, epilogue
+    `gelu`); no mode combines it with `layerscale_residual`.
 
     Rounding is part of the contract. With `acc` the FP32 sum and
     `v = bf16(acc)` (round to nearest even):
@@ -35,11 +47,17 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
     %z = moss.linear %h, %w2 scale(%ls : tensor<768xbf16>)
         residual(%res : tensor<?x768xbf16>) epilogue layerscale_residual
         : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
+    %u = moss.linear %h, %w1 layernorm(%g, %b : tensor<768xbf16>,
+        tensor<768xbf16>) eps 1.0e-05 epilogue gelu
+        : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$w,
                        Optional<AnyRankedTensor>:$scale,
                        Optional<AnyRankedTensor>:$residual,
+                       Optional<AnyRankedTensor>:$gamma,
+                       Optional<AnyRankedTensor>:$beta,
+                       OptionalAttr<F32Attr>:$eps,
                        Moss_EpilogueAttr:$epilogue,
                        OptionalAttr<Moss_TileAttr>:$tile,
                        UnitAttr:$vendor_fallback);
@@ -48,12 +66,21 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
     $x `,` $w
     (`scale` `(` $scale^ `:` type($scale) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
+    (`layernorm` `(` $gamma^ `,` $beta `:` type($gamma) `,` type($beta) `)`)?
+    (`eps` $eps^)?
     `epilogue` `` $epilogue
     (`tile` $tile^)?
     (`vendor_fallback` $vendor_fallback^)?
     attr-dict `:` type($x) `,` type($w) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The whitelist key's mode of the op: its prologue and epilogue
+    /// (moss/Config/GemmMode.h); -1 for a combination no mode has.
+    int getMode();
+    /// The verifier's checks of gamma, beta and eps for a K of `k`.
+    ::mlir::LogicalResult verifyLayerNorm(int64_t k);
+  }];
 }
 
 def Moss_StreamingAttentionOp

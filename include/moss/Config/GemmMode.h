@@ -1,0 +1,59 @@
+//===- GemmMode.h - The whitelist key's mode of moss.linear ----*- C++ -*-===//
+//
+// A GEMM's "mode" (the fourth number of a whitelist key "M,N,K,mode", the
+// manifest's "epilogue" field, the kernel name's middle part) is one row of
+// this table: an optional LayerNorm prologue on x and a fused epilogue. The
+// compiler, the whitelist and manifest readers, the runtime and the tools
+// all read the modes from here (docs/kernel-abi.md, "Whitelist").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MOSS_CONFIG_GEMMMODE_H
+#define MOSS_CONFIG_GEMMMODE_H
+
+namespace moss::config {
+
+/// The epilogue part of a mode; also moss.linear's `epilogue` attribute and
+/// the C API's moss_epilogue_t (same numbers).
+enum GemmEpilogue : int {
+  kGemmEpilogueNone = 0,
+  kGemmEpilogueGelu = 1,
+  kGemmEpilogueLayerScaleResidual = 2,
+};
+
+enum GemmMode : int {
+  kGemmModeNone = 0,
+  kGemmModeGelu = 1,
+  kGemmModeLayerScaleResidual = 2,
+  /// x is normalised row by row (LayerNorm, FP32 statistics, affine) and
+  /// rounded to bf16 before the product.
+  kGemmModeLayerNorm = 3,
+  kGemmModeLayerNormGelu = 4,
+};
+
+/// Number of modes: valid modes are [0, kGemmModeCount).
+constexpr int kGemmModeCount = 5;
+
+struct GemmModeInfo {
+  const char *name; ///< "none", "gelu", ..., "layernorm_gelu".
+  int epilogue;     ///< A GemmEpilogue.
+  bool layerNorm;   ///< LayerNorm prologue on x (gamma, beta, eps).
+};
+
+/// The row of `mode`, or nullptr for an unknown mode.
+const GemmModeInfo *gemmModeInfo(int mode);
+
+/// The mode's name; nullptr for an unknown mode.
+const char *gemmModeName(int mode);
+
+/// The mode of (prologue, epilogue), or -1 where no mode combines them
+/// (LayerNorm with LayerScale + residual: no layer of the codec has it).
+int gemmModeOf(bool layerNorm, int epilogue);
+
+/// "0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 layernorm_gelu",
+/// for messages that list what is expected.
+const char *gemmModeList();
+
+} // namespace moss::config
+
+#endif // MOSS_CONFIG_GEMMMODE_H

@@ -1,0 +1,42 @@
+//===- GemmMode.cpp - The whitelist key's mode of moss.linear -------------===//
+
+#include "moss/Config/GemmMode.h"
+
+namespace moss::config {
+
+namespace {
+
+// Index = mode number.
+constexpr GemmModeInfo kModes[kGemmModeCount] = {
+    {"none", kGemmEpilogueNone, false},
+    {"gelu", kGemmEpilogueGelu, false},
+    {"layerscale_residual", kGemmEpilogueLayerScaleResidual, false},
+    {"layernorm", kGemmEpilogueNone, true},
+    {"layernorm_gelu", kGemmEpilogueGelu, true},
+};
+
+} // namespace
+
+const GemmModeInfo *gemmModeInfo(int mode) {
+  return mode >= 0 && mode < kGemmModeCount ? &kModes[mode] : nullptr;
+}
+
+const char *gemmModeName(int mode) {
+  const GemmModeInfo *info = gemmModeInfo(mode);
+  return info ? info->name : nullptr;
+}
+
+int gemmModeOf(bool layerNorm, int epilogue) {
+  for (int mode = 0; mode < kGemmModeCount; ++mode)
+    if (kModes[mode].layerNorm == layerNorm &&
+        kModes[mode].epilogue == epilogue)
+      return mode;
+  return -1;
+}
+
+const char *gemmModeList() {
+  return "0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 "
+         "layernorm_gelu";
+}
+
+} // namespace moss::config
