@@ -54,28 +54,26 @@ step runtime-tests-pdl env MOSS_ATTENTION_PDL=1 MOSS_CODEC_GEMM_PDL=1 timeout 20
   --gtest_filter='Attention*:*Graph*:*Programmatic*'
 step python-tests env MOSS_RUNTIME_LIB=$BUILD/runtime/libmoss_runtime.so timeout 200 "$ROOT/scripts/test-python.sh"
 
-if [[ -f $TUNED/manifest.json ]]; then
-  step gemm-tests env MOSS_TEST_KERNELS_DIR="$TUNED" MOSS_TEST_WHITELIST="$TUNED_WL" timeout 300 $T \
-    --gtest_filter='GeneratedGemm*'
-  step gemm-bench timeout 300 $BENCH --kernels-dir "$TUNED" --whitelist "$TUNED_WL" \
-    --json "$RES/gemm.json" --commit "${MOSS_COMMIT:-unknown}"
-  python3 "$ROOT/benchmarks/targets.py" "$RES/gemm.json" >"$RES/gemm.md"
-  grep -E "met, .* missed" "$RES/gemm.md"
-else
-  echo "gemm-bench: skipped, no kernels in $TUNED (moss-aot --whitelist $TUNED_WL --out $TUNED)"
-fi
-# The LayerNorm modes: their GPU tests and timings beside the fallback.
-LN=$ROOT/.cand/layernorm
-LN_WL=$ROOT/unittests/Runtime/Inputs/layernorm-whitelist.json
-if [[ -f $LN/manifest.json ]]; then
-  step layernorm-tests env MOSS_TEST_KERNELS_DIR="$LN" MOSS_TEST_WHITELIST="$LN_WL" timeout 300 $T \
-    --gtest_filter='GeneratedGemm*:*Graph*:*Programmatic*'
-  step layernorm-bench timeout 300 $BENCH --kernels-dir "$LN" --whitelist "$LN_WL" \
-    --json "$RES/gemm-layernorm.json" --commit "${MOSS_COMMIT:-unknown}"
-  python3 "$ROOT/benchmarks/targets.py" "$RES/gemm-layernorm.json" >"$RES/gemm-layernorm.md"
-else
-  echo "layernorm: skipped, no kernels in $LN (moss-aot --whitelist $LN_WL --out $LN)"
-fi
+# gemm_set NAME KERNELS WHITELIST TEST_FILTER: the GPU tests of a kernels
+# folder, then its GEMM benchmark as RES/NAME.{json,md}.
+gemm_set() {
+  local name=$1 kernels=$2 whitelist=$3 filter=$4
+  if [[ ! -f $kernels/manifest.json ]]; then
+    echo "$name: skipped, no kernels in $kernels (moss-aot --whitelist $whitelist --out $kernels)"
+    return
+  fi
+  step "$name-tests" env MOSS_TEST_KERNELS_DIR="$kernels" MOSS_TEST_WHITELIST="$whitelist" timeout 300 $T \
+    --gtest_filter="$filter"
+  step "$name-bench" timeout 300 $BENCH --kernels-dir "$kernels" --whitelist "$whitelist" \
+    --json "$RES/$name.json" --commit "${MOSS_COMMIT:-unknown}"
+  python3 "$ROOT/benchmarks/targets.py" "$RES/$name.json" >"$RES/$name.md"
+  grep -E "met, .* missed" "$RES/$name.md"
+}
+gemm_set gemm "$TUNED" "$TUNED_WL" 'GeneratedGemm*'
+# The LayerNorm modes: their tests (graphs and programmatic launches too) and
+# timings beside the fallback.
+gemm_set gemm-layernorm "$ROOT/.cand/layernorm" "$ROOT/unittests/Runtime/Inputs/layernorm-whitelist.json" \
+  'GeneratedGemm*:*Graph*:*Programmatic*'
 step attention-bench timeout 300 $BENCH --attention --json "$RES/attention.json" \
   --commit "${MOSS_COMMIT:-unknown}"
 python3 "$ROOT/benchmarks/targets.py" "$RES/attention.json" >"$RES/attention.md"

@@ -131,8 +131,18 @@ def ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[T
     """
     _check_ffn_gemm(x, w, scale, residual, mode)
     named = {"x": x, "w": w, "scale": scale, "residual": residual}
-    _check_placement("moss::ffn_gemm", named)
-    _check_contiguous("moss::ffn_gemm", named)
+    return _run_gemm("moss::ffn_gemm", "moss_ffn_gemm", named, lambda m, n, k, out: (
+        m, n, k, mode, x.data_ptr(), w.data_ptr(), _pointer(scale), _pointer(residual), out.data_ptr()))
+
+
+def _run_gemm(op: str, entry: str, named: dict[str, Optional[Tensor]],
+              arguments: Callable[[int, int, int, Tensor], tuple]) -> Tensor:
+    """The C API's GEMM entry point `entry` on the current stream:
+    arguments(m, n, k, out) are its arguments between the handle and the
+    stream; out is [..., N] for x [..., K] and w [N, K] of `named`."""
+    _check_placement(op, named)
+    _check_contiguous(op, named)
+    x, w = named["x"], named["w"]
     n, k = w.shape
     out = x.new_empty((*x.shape[:-1], n))
     m = math.prod(x.shape[:-1])
@@ -140,14 +150,9 @@ def ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[T
         return out
     handle = load_runtime(x.device)
     stream = torch.cuda.current_stream(x.device).cuda_stream
-    status = _on_device(
-        x.device,
-        lambda: _capi.library().moss_ffn_gemm(
-            handle, m, n, k, mode, x.data_ptr(), w.data_ptr(), _pointer(scale), _pointer(residual),
-            out.data_ptr(), stream,
-        ),
-    )
-    _capi.check(status, "moss_ffn_gemm", handle)
+    call = getattr(_capi.library(), entry)
+    status = _on_device(x.device, lambda: call(handle, *arguments(m, n, k, out), stream))
+    _capi.check(status, entry, handle)
     return out
 
 
@@ -189,27 +194,10 @@ def layernorm_gemm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float, w: Tensor
     x [..., K], gamma and beta [K], w [N, K], bf16, contiguous; mode 0 (none)
     or 1 (exact erf-GELU).
     """
-    op = "moss::layernorm_gemm"
     _check_layernorm_gemm(x, gamma, beta, eps, w, mode)
     named = {"x": x, "gamma": gamma, "beta": beta, "w": w}
-    _check_placement(op, named)
-    _check_contiguous(op, named)
-    n, k = w.shape
-    out = x.new_empty((*x.shape[:-1], n))
-    m = math.prod(x.shape[:-1])
-    if m == 0:
-        return out
-    handle = load_runtime(x.device)
-    stream = torch.cuda.current_stream(x.device).cuda_stream
-    status = _on_device(
-        x.device,
-        lambda: _capi.library().moss_layernorm_gemm(
-            handle, m, n, k, mode, x.data_ptr(), gamma.data_ptr(), beta.data_ptr(), eps, w.data_ptr(),
-            out.data_ptr(), stream,
-        ),
-    )
-    _capi.check(status, "moss_layernorm_gemm", handle)
-    return out
+    return _run_gemm("moss::layernorm_gemm", "moss_layernorm_gemm", named, lambda m, n, k, out: (
+        m, n, k, mode, x.data_ptr(), gamma.data_ptr(), beta.data_ptr(), eps, w.data_ptr(), out.data_ptr()))
 
 
 @layernorm_gemm.register_fake
