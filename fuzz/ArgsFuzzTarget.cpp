@@ -109,13 +109,22 @@ void fuzzGemm(const uint8_t *data, size_t size) {
   a.scale = reinterpret_cast<const void *>(takeAddress(data, size));
   a.residual = reinterpret_cast<const void *>(takeAddress(data, size));
   a.out = reinterpret_cast<void *>(takeAddress(data, size));
+  // moss_layernorm_gemm: gamma, beta and an eps among the edge cases.
+  a.layerNorm = takeInt(data, size) & 1;
+  a.gamma = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.beta = reinterpret_cast<const void *>(takeAddress(data, size));
+  const float epsChoices[] = {1e-5f, 0.f, -1e-5f, NAN, INFINITY, 1e30f};
+  a.eps = epsChoices[static_cast<uint64_t>(takeInt(data, size)) % 6];
 
-  const bool shapeValid = a.ep >= 0 && a.ep <= 2 && inDims(a.m, 0) &&
-                          inDims(a.n, 1) && inDims(a.k, 1);
+  const bool shapeValid =
+      a.ep >= 0 && a.ep <= 2 && inDims(a.m, 0) && inDims(a.n, 1) &&
+      inDims(a.k, 1) &&
+      (!a.layerNorm || (a.ep <= 1 && std::isfinite(a.eps) && a.eps >= 0));
   Status shape = checkGemmShape(a);
   MOSS_FUZZ_CHECK(shape.ok() == shapeValid, a.label() + ": " + shape.message);
   if (!shapeValid) {
-    checkRejection(shape, "moss_ffn_gemm(m=");
+    checkRejection(shape,
+                   a.layerNorm ? "moss_layernorm_gemm(m=" : "moss_ffn_gemm(m=");
     return;
   }
   if (a.m == 0) // moss_ffn_gemm returns before the pointers
@@ -124,14 +133,21 @@ void fuzzGemm(const uint8_t *data, size_t size) {
     const void *pointer;
     u128 bytes;
   };
-  const Operand operands[] = {{a.x, u128(a.m) * u128(a.k) * 2},
-                              {a.w, u128(a.n) * u128(a.k) * 2},
-                              {a.out, u128(a.m) * u128(a.n) * 2},
-                              {a.scale, u128(a.n) * 2},
-                              {a.residual, u128(a.m) * u128(a.n) * 2}};
-  const int used = a.usesScaleResidual() ? 5 : 3;
+  // x, w, out, then what the epilogue or the prologue reads.
+  std::vector<Operand> operands = {{a.x, u128(a.m) * u128(a.k) * 2},
+                                   {a.w, u128(a.n) * u128(a.k) * 2},
+                                   {a.out, u128(a.m) * u128(a.n) * 2}};
+  if (a.usesScaleResidual()) {
+    operands.push_back({a.scale, u128(a.n) * 2});
+    operands.push_back({a.residual, u128(a.m) * u128(a.n) * 2});
+  }
+  if (a.layerNorm) {
+    operands.push_back({a.gamma, u128(a.k) * 2});
+    operands.push_back({a.beta, u128(a.k) * 2});
+  }
+  const int used = static_cast<int>(operands.size());
   bool valid = true;
-  Range ranges[5];
+  Range ranges[7];
   for (int i = 0; i < used; ++i) {
     uintptr_t p = reinterpret_cast<uintptr_t>(operands[i].pointer);
     ranges[i] = {p, p + operands[i].bytes};
