@@ -16,10 +16,14 @@ using detail::quoteForMessage;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-const std::vector<std::string> &gemmKernelArgNames() {
+const std::vector<std::string> &gemmKernelArgNames(int mode) {
   static const std::vector<std::string> names = {
       "x", "w", "scale", "residual", "out", "m", "prefetch_w"};
-  return names;
+  static const std::vector<std::string> layerNormNames = {
+      "x", "w",          "scale", "residual", "out",
+      "m", "prefetch_w", "gamma", "beta",     "eps"};
+  const GemmModeInfo *info = gemmModeInfo(mode);
+  return info && info->layerNorm ? layerNormNames : names;
 }
 
 bool isPlainFileName(std::string_view name) {
@@ -391,9 +395,9 @@ bool ManifestReader::readGemmKernel(const json &value, size_t index,
 
   if (!readKernelFiles(value, record))
     return false;
-  if (record.args != gemmKernelArgNames()) {
+  if (record.args != gemmKernelArgNames(record.mode)) {
     std::string expected;
-    for (const std::string &name : gemmKernelArgNames())
+    for (const std::string &name : gemmKernelArgNames(record.mode))
       expected += (expected.empty() ? "" : ", ") + name;
     std::string found;
     for (const std::string &name : record.args)

@@ -306,6 +306,7 @@ KernelBuildResult aot::buildGemmKernel(mlir::MLIRContext &ctx,
   record.n = group.n;
   record.k = group.k;
   record.mode = group.mode;
+  record.args = config::gemmKernelArgNames(group.mode);
   record.tile = group.tile;
   record.chip = env.chip;
   if (!config::sha256File(out.stagedCubin, record.cubinSha256, err))

@@ -143,7 +143,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
     EXPECT_EQ(a.cubin, b.cubin);
     EXPECT_EQ(a.ptx, b.ptx);
     EXPECT_EQ(a.cubinSha256, b.cubinSha256);
-    EXPECT_EQ(a.args, gemmKernelArgNames());
+    EXPECT_EQ(a.args, gemmKernelArgNames(a.mode));
     ASSERT_EQ(a.functions.size(), b.functions.size());
     for (size_t j = 0; j < a.functions.size(); ++j)
       expectSameFunction(a.functions[j], b.functions[j]);
@@ -414,6 +414,16 @@ TEST_F(ManifestCorruptionTest, GemmSemanticChecks) {
   EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
                        "m, prefetch_w], found [\"x\", \"w\", \"scale\", "
                        "\"residual\", \"out\", \"m\"]");
+  // A kernel of a LayerNorm mode takes gamma, beta and eps after them.
+  err = readError([&](json &d) {
+    gemm0(d)["mode"] = 4;
+    for (json &key : gemm0(d)["keys"]) {
+      std::string text = key.get<std::string>();
+      key = text.substr(0, text.rfind(',')) + ",4";
+    }
+  });
+  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
+                       "m, prefetch_w, gamma, beta, eps]");
 }
 
 TEST_F(ManifestCorruptionTest, KeyServedByTwoKernels) {

@@ -56,6 +56,7 @@ config::GemmKernelRecord makeGemmRecord(const std::vector<std::string> &keys,
   rec.n = n;
   rec.k = k;
   rec.mode = mode;
+  rec.args = config::gemmKernelArgNames(mode);
   rec.tile = tile;
   rec.chip = "sm_90a";
   rec.cubin = cubinName;

@@ -30,8 +30,10 @@ constexpr const char *kManifestFileName = "manifest.json";
 /// sm_90a's warpgroup MMAs, TMA and thread-block clusters.
 constexpr const char *kSupportedChip = "sm_90a";
 
-/// Parameter names of every generated GEMM function, in ABI order.
-const std::vector<std::string> &gemmKernelArgNames();
+/// Parameter names of the generated GEMM functions of `mode`, in ABI order:
+/// x, w, scale, residual, out, m, prefetch_w, and for the LayerNorm modes
+/// gamma, beta, eps after them (docs/kernel-abi.md).
+const std::vector<std::string> &gemmKernelArgNames(int mode);
 
 /// gridDim = (x, ceil(m / yPerM), z).
 struct KernelGrid {
@@ -66,8 +68,8 @@ struct GemmKernelRecord {
   std::string cubin; ///< Plain file name inside the manifest's directory.
   std::string ptx;   ///< Plain file name inside the manifest's directory.
   std::string cubinSha256;
-  std::vector<std::string> args = gemmKernelArgNames();
-  std::vector<KernelFunctionRecord> functions; ///< One: "main".
+  std::vector<std::string> args = gemmKernelArgNames(0); ///< Of `mode`.
+  std::vector<KernelFunctionRecord> functions;           ///< One: "main".
 };
 
 /// Attention kernels share the record shape; their shape parameters are

@@ -39,8 +39,9 @@ namespace moss::gemm {
 // 1/sqrt(2) for erf-GELU, as the contract writes it.
 constexpr double kInvSqrt2 = 0.70710678118654752;
 
-/// Kernel parameters, in the order of docs/kernel-abi.md; only the kernels of
-/// a LayerNorm mode have the last three.
+/// Kernel parameters, in the order of docs/kernel-abi.md and of the manifest's
+/// config::gemmKernelArgNames(mode); only the kernels of a LayerNorm mode
+/// have the last three.
 enum KernelArg {
   kX,
   kW,
