@@ -230,14 +230,17 @@ def main() -> None:
                      f"{STEPS} replays of one step captured in a CUDA graph; 'compiled': the step under "
                      "torch.compile(dynamic=False), captured; every frame live, full ring; each case in a "
                      "fresh process."),
-        "cases": [time_in_fresh_process(name, batch, length)
-                  for name in args.cases.split(",") for batch, length in STEPS_OF[name]],
+        "cases": [],
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "layer-step.json").write_text(json.dumps(result, indent=2) + "\n")
-    text = markdown(result)
-    (args.out / "layer-step.md").write_text(text)
-    print(text)
+    # Written after every case: a run cut short keeps what it measured.
+    for name in args.cases.split(","):
+        for batch, length in STEPS_OF[name]:
+            result["cases"].append(time_in_fresh_process(name, batch, length))
+            (args.out / "layer-step.json").write_text(json.dumps(result, indent=2) + "\n")
+            (args.out / "layer-step.md").write_text(markdown(result))
+            print(markdown(result).splitlines()[-3], flush=True)
+    print(markdown(result))
 
 
 if __name__ == "__main__":

@@ -92,21 +92,26 @@ Status runLtRows(ContextState &state, const GemmCall &c, const void *x,
 
 /// The LayerNorm prologue and cuBLASLt, chunk by chunk: the normalised rows
 /// go to the first half of the stream's workspace slot, cuBLASLt's own
-/// workspace is the second half (stream order keeps the chunks apart).
+/// workspace is the second half (stream order keeps the chunks apart). A
+/// stream without a slot gets one of its own (not during capture).
 Status runLayerNormRows(const DriverApi &api, ContextState &state,
-                        const GemmCall &c, const WorkspaceSlot *slot) {
-  const size_t half = slot ? slot->cublasBytes / 2 / 256 * 256 : 0;
+                        const GemmCall &c, const WorkspaceSlot *slot,
+                        size_t slotBytes) {
+  if (!slot) {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    Status status = state.addSlotLocked(api, streamKey(api, c.stream), c.stream,
+                                        slotBytes, slot);
+    if (!status.ok())
+      return status;
+  }
+  const size_t half = slot->cublasBytes / 2 / 256 * 256;
   const int64_t rowBytes = c.k * 2;
   const int64_t chunkRows = static_cast<int64_t>(half) / rowBytes;
   if (chunkRows < 1)
-    return failure(
-        MOSS_ERROR_UNSUPPORTED,
-        slot ? "the workspace slot (" + std::to_string(slot->cublasBytes) +
-                   " bytes) cannot hold one normalised row of k = " +
-                   std::to_string(c.k) + " twice"
-             : std::string("this stream has no workspace slot for the "
-                           "normalised rows (more streams than "
-                           "MOSS_RUNTIME_WORKSPACE_SLOTS)"));
+    return failure(MOSS_ERROR_UNSUPPORTED,
+                   "the workspace slot (" + std::to_string(slot->cublasBytes) +
+                       " bytes) cannot hold one normalised row of k = " +
+                       std::to_string(c.k) + " twice");
   char *rows = static_cast<char *>(slot->cublas);
   void *ltWorkspace = rows + half;
   for (int64_t first = 0; first < c.m; first += chunkRows) {
@@ -127,8 +132,8 @@ Status runLayerNormRows(const DriverApi &api, ContextState &state,
 }
 
 Status runFallback(const DriverApi &api, ContextState &state, const GemmCall &c,
-                   const WorkspaceSlot *slot) {
-  Status status = c.layerNorm ? runLayerNormRows(api, state, c, slot)
+                   const WorkspaceSlot *slot, size_t slotBytes) {
+  Status status = c.layerNorm ? runLayerNormRows(api, state, c, slot, slotBytes)
                               : runLtRows(state, c, c.x, c.out,
                                           slot ? slot->cublas : nullptr,
                                           slot ? slot->cublasBytes : 0);
@@ -170,7 +175,11 @@ Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
     std::lock_guard<std::mutex> lock(state->mutex);
     slot = state->slotForLocked(streamKey(api, c.stream));
   }
-  return runFallback(api, *state, c, slot);
+  // A slot of its own for a LayerNorm on a stream that has none: the
+  // reserved slots' size, at least 16 MiB.
+  const size_t slotBytes = std::max<size_t>(
+      rt.modules->workspaceConfig().cublasBytes, size_t(16) << 20);
+  return runFallback(api, *state, c, slot, slotBytes);
 }
 
 } // namespace

@@ -142,6 +142,38 @@ const WorkspaceSlot *ContextState::slotForLocked(uint64_t key) {
   return &slots[index];
 }
 
+Status ContextState::addSlotLocked(const DriverApi &api, uint64_t key,
+                                   CUstream stream, size_t bytes,
+                                   const WorkspaceSlot *&out) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult result = api.streamIsCapturing(stream, &capture);
+  if (result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+      (result == CUDA_SUCCESS && capture != CU_STREAM_CAPTURE_STATUS_NONE))
+    return failure(MOSS_ERROR_UNSUPPORTED,
+                   "this stream has no workspace slot (all " +
+                       std::to_string(slots.size()) +
+                       " are bound to other streams) and one cannot be "
+                       "reserved during stream capture: make one call on "
+                       "this stream before capturing, or raise "
+                       "MOSS_RUNTIME_WORKSPACE_SLOTS");
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("cuStreamIsCapturing", result);
+  CUdeviceptr memory = 0;
+  result = api.memAlloc(&memory, roundUp(bytes));
+  if (result != CUDA_SUCCESS)
+    return cudaFailure("reserving a workspace slot of " +
+                           std::to_string(roundUp(bytes)) + " bytes",
+                       result);
+  addedSlots.push_back(memory);
+  WorkspaceSlot slot;
+  slot.cublas = reinterpret_cast<void *>(memory);
+  slot.cublasBytes = roundUp(bytes);
+  slots.push_back(slot);
+  slotOfStream[key] = slots.size() - 1;
+  out = &slots.back();
+  return success();
+}
+
 ScopedContext::~ScopedContext() {
   if (pushed) {
     CUcontext popped = nullptr;
@@ -392,6 +424,9 @@ void ModuleCache::release(ContextState &state) {
     cublasLtDestroy(state.cublas);
   if (state.workspace)
     api->memFree(state.workspace);
+  for (CUdeviceptr memory : state.addedSlots)
+    api->memFree(memory);
+  state.addedSlots.clear();
   for (LoadedGemm &loaded : state.gemm)
     if (loaded.module)
       api->moduleUnload(loaded.module);

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -101,7 +102,11 @@ struct ContextState {
   EpilogueKernels epilogue;
   cublasLtHandle_t cublas = nullptr;
   CUdeviceptr workspace = 0;
-  std::vector<WorkspaceSlot> slots;
+  /// A deque: callers keep a slot's address after the lock is released,
+  /// and slots are added (addSlotLocked) while others use theirs.
+  std::deque<WorkspaceSlot> slots;
+  /// Slots added after set-up, each its own allocation.
+  std::vector<CUdeviceptr> addedSlots;
 
   std::mutex mutex; ///< Guards slotOfStream and plans.
   std::unordered_map<uint64_t, size_t> slotOfStream;
@@ -110,6 +115,12 @@ struct ContextState {
   /// The stream's workspace slot, bound on first sight while slots are free;
   /// nullptr for a stream that came after all were taken. Caller locks.
   const WorkspaceSlot *slotForLocked(uint64_t streamKey);
+  /// A new slot of `bytes` bound to `streamKey`, which has none (every
+  /// reserved slot is taken): allocated now, so refused (UNSUPPORTED) while
+  /// `stream` is being captured. Caller locks.
+  Status addSlotLocked(const DriverApi &api, uint64_t streamKey,
+                       CUstream stream, size_t bytes,
+                       const WorkspaceSlot *&out);
 };
 
 /// Makes a context current for the lifetime of the object when it isn't.

@@ -237,4 +237,52 @@ TEST(ConcurrentStreams, ThreadsOnOwnStreamsGetCorrectResults) {
   }
 }
 
+/// With one workspace slot, a second stream's first LayerNorm fallback call
+/// reserves a slot of its own: refused, saying why, while that stream is
+/// captured; fine eagerly, and then under capture too.
+TEST(ConcurrentStreams, LayerNormFallbackReservesASlotOnlyOutsideCapture) {
+  MOSS_REQUIRE_GPU();
+  RuntimeHandle h;
+  ASSERT_EQ(createWithEnv("", "MOSS_RUNTIME_WORKSPACE_SLOTS", "1", h), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  std::mt19937_64 rng(8);
+  CallData d({5, 2304, 768, 3}, rng);
+  cudaStream_t first = nullptr, second = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&first), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&second), cudaSuccess);
+  ASSERT_EQ(d.run(h.rt, d.eager->data(), first), MOSS_OK)
+      << moss_runtime_last_error(h.rt); // takes the one slot
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(second, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  moss_status_t captured = d.run(h.rt, d.graph->data(), second);
+  std::string message = moss_runtime_last_error(h.rt);
+  ASSERT_EQ(cudaStreamEndCapture(second, &graph), cudaSuccess);
+  cudaGraphDestroy(graph);
+  EXPECT_EQ(captured, MOSS_ERROR_UNSUPPORTED);
+  EXPECT_NE(message.find("cannot be reserved during stream capture"),
+            std::string::npos)
+      << message;
+
+  poison(d.graph->data(), 5 * 2304);
+  ASSERT_EQ(d.run(h.rt, d.graph->data(), second), MOSS_OK)
+      << moss_runtime_last_error(h.rt);
+  CapturedGraph replay;
+  ASSERT_NO_FATAL_FAILURE(replay.capture(second, [&] {
+    EXPECT_EQ(d.run(h.rt, d.graph->data(), second), MOSS_OK)
+        << moss_runtime_last_error(h.rt);
+  }));
+  poison(d.graph->data(), 5 * 2304);
+  ASSERT_EQ(replay.launch(second), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(second), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(first), cudaSuccess);
+  EXPECT_LT(relativeL2(download(d.graph->data(), 5 * 2304), d.reference()),
+            kRelativeL2Tolerance);
+  EXPECT_TRUE(download(d.graph->data(), 5 * 2304) ==
+              download(d.eager->data(), 5 * 2304));
+  cudaStreamDestroy(first);
+  cudaStreamDestroy(second);
+}
+
 } // namespace

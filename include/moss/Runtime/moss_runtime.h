@@ -203,9 +203,11 @@ MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
  * gamma, beta [k] bf16; eps finite and >= 0. The pointers follow
  * moss_ffn_gemm's rules (gamma and beta too; out overlaps none of them).
  * The fallback normalises x into the stream's workspace slot (up to half
- * of it at a time, MOSS_RUNTIME_WORKSPACE_SLOTS streams have one) and runs
- * cuBLASLt on it: a stream without a slot gets MOSS_ERROR_UNSUPPORTED where
- * no generated kernel serves the shape. (API version 3 added this.) */
+ * of it at a time) and runs cuBLASLt on it; a stream that finds every one of
+ * the MOSS_RUNTIME_WORKSPACE_SLOTS reserved slots taken reserves a slot of
+ * its own at its first such call, which therefore must not be made during
+ * stream capture (MOSS_ERROR_UNSUPPORTED, saying so). (API version 3 added
+ * this.) */
 MOSS_RUNTIME_API moss_status_t moss_layernorm_gemm(
     moss_runtime_t rt, int64_t m, int64_t n, int64_t k, moss_epilogue_t ep,
     const void *x, const void *gamma, const void *beta, float eps,
