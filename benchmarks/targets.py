@@ -86,7 +86,7 @@ def gemm_table(run):
                   key=lambda r: (r["mode"], r["n"], r["k"], r["m"]))
     for r in rows:
         shape, m = (r["n"], r["k"], r["mode"]), r["m"]
-        if m > 32 and m != 64 or (shape not in ABSOLUTE and shape not in RATIO):
+        if m > 32 and m != 64 or (shape not in ABSOLUTE and not ratio_of(shape)):
             continue
         fallback = measured(r.get("fallback"))
         plain = measured(r.get("generated")) if r.get("selected") else None
