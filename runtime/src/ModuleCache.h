@@ -78,6 +78,11 @@ struct WorkspaceConfig {
 /// MOSS_ATTENTION_SPLIT_KV (0..2, default 1).
 Status workspaceConfigFromEnv(WorkspaceConfig &out);
 
+/// `bytes` rounded up to the 256 bytes every workspace sub-buffer starts on
+/// (cuBLASLt's and the kernels' vector loads need 16; 256 keeps each slot on
+/// its own cache lines). (Workspace.cpp)
+size_t roundUpToWorkspaceAlign(size_t bytes);
+
 struct WorkspaceSlot {
   void *cublas = nullptr;
   size_t cublasBytes = 0;
