@@ -93,11 +93,8 @@ def _pointer(t: Optional[Tensor]) -> Optional[int]:
 # -------------------------------------------------------------- ffn_gemm ---
 
 
-def _check_ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int) -> None:
-    """Metadata checks shared by the real and the fake implementation."""
-    op = "moss::ffn_gemm"
-    if mode not in tuple(_capi.Epilogue):
-        _fail(op, f"mode must be 0 (none), 1 (gelu) or 2 (layerscale_residual), got {mode}")
+def _check_x_and_w(op: str, x: Tensor, w: Tensor) -> tuple[int, int]:
+    """x [..., K] and w [N, K], bf16; returns (N, K)."""
     _check_dtype(op, "x", x)
     _check_dtype(op, "w", w)
     if x.dim() < 1:
@@ -107,6 +104,15 @@ def _check_ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Opt
     n, k = w.shape
     if x.shape[-1] != k:
         _fail(op, f"x is [..., {x.shape[-1]}] but w is [{n}, {k}]: K differs")
+    return n, k
+
+
+def _check_ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int) -> None:
+    """Metadata checks shared by the real and the fake implementation."""
+    op = "moss::ffn_gemm"
+    if mode not in tuple(_capi.Epilogue):
+        _fail(op, f"mode must be 0 (none), 1 (gelu) or 2 (layerscale_residual), got {mode}")
+    n, _ = _check_x_and_w(op, x, w)
     if mode != _capi.Epilogue.LAYERSCALE_RESIDUAL:
         if scale is not None or residual is not None:
             _fail(op, f"scale and residual are read only by mode 2 (layerscale_residual); pass None with mode {mode}")
@@ -172,16 +178,9 @@ def _check_layernorm_gemm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float, w:
         _fail(op, f"mode must be 0 (none) or 1 (gelu) after the LayerNorm, got {mode}")
     if not (math.isfinite(eps) and eps >= 0):
         _fail(op, f"eps must be finite and >= 0, got {eps}")
-    for name, t in (("x", x), ("gamma", gamma), ("beta", beta), ("w", w)):
-        _check_dtype(op, name, t)
-    if x.dim() < 1:
-        _fail(op, "x must be [..., K], got a 0-d tensor")
-    if w.dim() != 2:
-        _fail(op, f"w must be [N, K], got shape {tuple(w.shape)}")
-    n, k = w.shape
-    if x.shape[-1] != k:
-        _fail(op, f"x is [..., {x.shape[-1]}] but w is [{n}, {k}]: K differs")
+    _, k = _check_x_and_w(op, x, w)
     for name, t in (("gamma", gamma), ("beta", beta)):
+        _check_dtype(op, name, t)
         if tuple(t.shape) != (k,):
             _fail(op, f"{name} must be [{k}], got shape {tuple(t.shape)}")
 
