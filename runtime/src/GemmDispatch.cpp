@@ -4,9 +4,10 @@
 // generated kernel the whitelist selected (one launch; split-K reduces inside
 // its thread-block cluster) or run cuBLASLt and the exact epilogue kernel
 // (moss_layernorm_gemm: the exact prologue kernel before it, in row chunks
-// through the stream's workspace slot). Nothing
-// here synchronizes, allocates device memory or loads modules once the
-// context is set up, so calls can be captured into CUDA graphs.
+// through the stream's workspace slot). Nothing here synchronizes or loads
+// modules once the context is set up, and device memory is allocated only
+// for a stream's first LayerNorm fallback when every reserved slot is taken,
+// never during capture, so calls can be captured into CUDA graphs.
 //
 //===----------------------------------------------------------------------===//
 

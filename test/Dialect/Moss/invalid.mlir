@@ -378,3 +378,12 @@ func.func @f(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %g: tensor<3072
   %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) layernorm(%g, %b : tensor<3072xbf16>, tensor<3072xbf16>) eps 1.0e-05 epilogue layerscale_residual : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>
   return
 }
+
+// -----
+
+// Only the generic form can name one of the two.
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>) {
+  // expected-error @+1 {{operands 'gamma' and 'beta' come together}}
+  %y = "moss.linear"(%x, %w, %g) <{epilogue = #moss<epilogue gelu>, eps = 1.0e-05 : f32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0>}> : (tensor<4x768xbf16>, tensor<3072x768xbf16>, tensor<768xbf16>) -> tensor<4x3072xbf16>
+  return
+}
