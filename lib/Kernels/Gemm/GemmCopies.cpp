@@ -11,6 +11,13 @@ using namespace mlir;
 
 namespace moss::gemm {
 
+Value GemmEmitter::ownsTileRow(Value row, Value globalRow, Value m) {
+  Value owned = lessU(globalRow, m);
+  if (spec.bm < shape.launch.bm8) // rows past bm are the next CTA's
+    owned = both(owned, lessU(row, spec.bm));
+  return owned;
+}
+
 Value GemmEmitter::slabOffset(Value slabRow, Value kSlice, bool isX) {
   const config::GemmLaunch &launch = shape.launch;
   // Padded rows for mma.sync; for wgmma, W (rows [0, bn)) and x (rows
@@ -63,11 +70,9 @@ void GemmEmitter::issueCopies(Value slab, Value x, Value w, Value tid,
       Value row = divU(piece, piecesPerRow);
       Value kInStage = mul(remU(piece, piecesPerRow), 8);
       Value xRow = add(mCta, row);
-      // Rows past m, and rows past bm (the next CTA's), are zero-filled:
-      // src-size 0 reads nothing, and mCta < m is a valid address.
-      Value owned = lessU(xRow, m);
-      if (spec.bm < launch.bm8)
-        owned = both(owned, lessU(row, spec.bm));
+      // Rows the CTA does not own are zero-filled: src-size 0 reads
+      // nothing, and mCta < m is a valid address.
+      Value owned = ownsTileRow(row, xRow, m);
       Value srcBytes = select(owned, constI32(16), constI32(0));
       copy(select(owned, xRow, mCta), add(row, spec.bn), kInStage, stage, x,
            /*isX=*/true, xCache, srcBytes);

@@ -116,6 +116,10 @@ public:
   /// W alone (applyLayerNorm loads x), one group per stage in either order.
   void issueCopies(Value slab, Value x, Value w, Value tid, Value nCta,
                    Value mCta, Value kBase, Value m, Value prefetchW);
+  /// Whether the CTA owns tile row `row` (global row `globalRow` of x and
+  /// out): below m, and below bm (with bm < 8 the m8 tile's last rows are
+  /// the next CTA's). The x copies and loads and the output stores ask it.
+  Value ownsTileRow(Value row, Value globalRow, Value m);
   /// Slab element offset of (slab row, k in the slice); x rows follow W's.
   Value slabOffset(Value slabRow, Value kSlice, bool isX);
   /// `body(piece)` for pieces tid, tid + threads, ... < pieces (unrolled).

@@ -138,9 +138,7 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
       Value mLocal = divU(item, shape.colGroups);
       Value nLocal = mul(remU(item, shape.colGroups), 8);
       Value row = add(mCta, mLocal);
-      Value store = lessU(row, m);
-      if (spec.bm < launch.bm8) // rows past bm belong to the next CTA
-        store = both(store, lessU(mLocal, spec.bm));
+      Value store = ownsTileRow(mLocal, row, m);
       if (first + launch.threads > share)
         store = both(store, lessU(local, share));
       if (share * spec.split > items)

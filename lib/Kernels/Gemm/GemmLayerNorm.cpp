@@ -34,11 +34,9 @@ void GemmEmitter::loadXSlice(Value slab, Value x, Value tid, Value mCta,
     Value row = divU(piece, perRow);
     Value kSlice = mul(remU(piece, perRow), 8);
     Value xRow = add(mCta, row);
-    // Rows past m, and the next CTA's rows when bm < 8, are zeros: their
-    // outputs are never stored, and zeros keep them finite.
-    Value owned = lessU(xRow, m);
-    if (spec.bm < shape.launch.bm8)
-      owned = both(owned, lessU(row, spec.bm));
+    // Rows the CTA does not own are zeros: their outputs are never stored,
+    // and zeros keep them finite.
+    Value owned = ownsTileRow(row, xRow, m);
     Value zeros = LLVM::ZeroOp::create(b, loc, v8bf16);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{v8bf16}, owned,
                                   /*withElseRegion=*/true);
