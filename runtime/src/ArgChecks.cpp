@@ -83,28 +83,48 @@ Status checkGemmShape(const GemmArgs &c) {
   return success();
 }
 
-Status checkGemmPointers(const GemmArgs &c) {
-  struct Operand {
-    const char *name;
-    const void *pointer;
-    int64_t elements;
+namespace {
+/// One bf16 operand of a GEMM call: its name and its contiguous extent.
+struct GemmOperand {
+  const char *name;
+  const void *pointer;
+  int64_t elements;
+};
+
+/// The operands the call reads or writes: x, w, out, then what its
+/// epilogue (scale, residual) or prologue (gamma, beta) reads. A fixed
+/// array: every GEMM call checks them.
+struct GemmOperands {
+  GemmOperand list[7];
+  size_t count = 0;
+};
+
+GemmOperands gemmOperandsOf(const GemmArgs &c) {
+  GemmOperands ops;
+  auto add = [&](const char *name, const void *pointer, int64_t elements) {
+    ops.list[ops.count++] = {name, pointer, elements};
   };
-  // x, w, out, then what the prologue and epilogue read.
-  std::vector<Operand> operands = {
-      {"x", c.x, c.m * c.k}, {"w", c.w, c.n * c.k}, {"out", c.out, c.m * c.n}};
+  add("x", c.x, c.m * c.k);
+  add("w", c.w, c.n * c.k);
+  add("out", c.out, c.m * c.n);
   if (c.usesScaleResidual()) {
-    operands.push_back({"scale", c.scale, c.n});
-    operands.push_back({"residual", c.residual, c.m * c.n});
+    add("scale", c.scale, c.n);
+    add("residual", c.residual, c.m * c.n);
   }
   if (c.layerNorm) {
-    operands.push_back({"gamma", c.gamma, c.k});
-    operands.push_back({"beta", c.beta, c.k});
+    add("gamma", c.gamma, c.k);
+    add("beta", c.beta, c.k);
   }
-  const size_t used = operands.size();
+  return ops;
+}
+} // namespace
+
+Status checkGemmPointers(const GemmArgs &c) {
+  const GemmOperands operands = gemmOperandsOf(c);
   Extent ranges[7];
   const int64_t contiguous = 1;
-  for (size_t i = 0; i < used; ++i) {
-    const Operand &op = operands[i];
+  for (size_t i = 0; i < operands.count; ++i) {
+    const GemmOperand &op = operands.list[i];
     if (!op.pointer)
       return invalidArgument(c.label() + ": " + op.name + " is NULL" +
                              (i < 3 ? ""
@@ -121,7 +141,7 @@ Status checkGemmPointers(const GemmArgs &c) {
       return invalidArgument(c.label() + ": " + op.name +
                              " runs past the end of the address space");
   }
-  for (size_t i = 0; i < used; ++i)
+  for (size_t i = 0; i < operands.count; ++i)
     if (i != 2 && overlaps(ranges[i], ranges[2]))
       return invalidArgument(c.label() + ": out overlaps " + ranges[i].name +
                              " (in-place GEMMs are not supported)");
@@ -129,13 +149,11 @@ Status checkGemmPointers(const GemmArgs &c) {
 }
 
 bool gemmPointersAligned16(const GemmArgs &c) {
-  auto aligned = [](const void *p) {
-    return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  };
-  return aligned(c.x) && aligned(c.w) && aligned(c.out) &&
-         (!c.usesScaleResidual() ||
-          (aligned(c.scale) && aligned(c.residual))) &&
-         (!c.layerNorm || (aligned(c.gamma) && aligned(c.beta)));
+  const GemmOperands operands = gemmOperandsOf(c);
+  for (size_t i = 0; i < operands.count; ++i)
+    if (reinterpret_cast<uintptr_t>(operands.list[i].pointer) % 16)
+      return false;
+  return true;
 }
 
 namespace {
