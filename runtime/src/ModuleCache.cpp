@@ -184,12 +184,10 @@ Status ModuleCache::stateForCurrent(CUcontext context, CUstream stream,
     out = it->second.get();
     return success();
   }
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  result = api.streamIsCapturing(stream, &capture);
-  if (result != CUDA_SUCCESS && result != CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
-    return cudaFailure("cuStreamIsCapturing", result);
-  if (result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
-      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+  bool capturing = false;
+  if (Status status = streamCapturing(api, stream, capturing); !status.ok())
+    return status;
+  if (capturing)
     return failure(MOSS_ERROR_UNSUPPORTED,
                    "first call in CUDA context " + std::to_string(id) +
                        " made during stream capture: loading modules and "

@@ -176,6 +176,11 @@ private:
 /// default stream its unique id (one per thread), 1 for the legacy stream.
 uint64_t streamKey(const DriverApi &api, CUstream stream);
 
+/// Whether `stream` is being captured into a CUDA graph (an implicit
+/// capture of the legacy stream counts); a failed query is an error.
+/// What cannot be captured (allocations, module loads) asks it first.
+Status streamCapturing(const DriverApi &api, CUstream stream, bool &out);
+
 } // namespace moss::runtime
 
 #endif // MOSS_RUNTIME_MODULECACHE_H

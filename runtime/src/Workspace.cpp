@@ -96,10 +96,10 @@ const WorkspaceSlot *ContextState::slotForLocked(uint64_t key) {
 Status ContextState::addSlotLocked(const DriverApi &api, uint64_t key,
                                    CUstream stream, size_t bytes,
                                    const WorkspaceSlot *&out) {
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  CUresult result = api.streamIsCapturing(stream, &capture);
-  if (result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
-      (result == CUDA_SUCCESS && capture != CU_STREAM_CAPTURE_STATUS_NONE))
+  bool capturing = false;
+  if (Status status = streamCapturing(api, stream, capturing); !status.ok())
+    return status;
+  if (capturing)
     return failure(MOSS_ERROR_UNSUPPORTED,
                    "this stream has no workspace slot (all " +
                        std::to_string(slots.size()) +
@@ -107,10 +107,8 @@ Status ContextState::addSlotLocked(const DriverApi &api, uint64_t key,
                        "reserved during stream capture: make one call on "
                        "this stream before capturing, or raise "
                        "MOSS_RUNTIME_WORKSPACE_SLOTS");
-  if (result != CUDA_SUCCESS)
-    return cudaFailure("cuStreamIsCapturing", result);
   CUdeviceptr memory = 0;
-  result = api.memAlloc(&memory, roundUpToWorkspaceAlign(bytes));
+  CUresult result = api.memAlloc(&memory, roundUpToWorkspaceAlign(bytes));
   if (result != CUDA_SUCCESS)
     return cudaFailure("reserving a workspace slot of " +
                            std::to_string(roundUpToWorkspaceAlign(bytes)) +
@@ -123,6 +121,16 @@ Status ContextState::addSlotLocked(const DriverApi &api, uint64_t key,
   slots.push_back(slot);
   slotOfStream[key] = slots.size() - 1;
   out = &slots.back();
+  return success();
+}
+
+Status streamCapturing(const DriverApi &api, CUstream stream, bool &out) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult result = api.streamIsCapturing(stream, &capture);
+  if (result != CUDA_SUCCESS && result != CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+    return cudaFailure("cuStreamIsCapturing", result);
+  out = result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+        capture != CU_STREAM_CAPTURE_STATUS_NONE;
   return success();
 }
 
