@@ -18,7 +18,7 @@ namespace moss::config {
 bool readEarlierManifestFiles(const std::string &dir,
                               std::vector<std::string> &files,
                               std::string &err) {
-  const std::string path = dir + "/" + kManifestFileName;
+  const std::string path = manifestPath(dir);
   std::string bytes, reason;
   if (!readFile(path, bytes, err))
     return false;

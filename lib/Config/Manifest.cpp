@@ -550,14 +550,14 @@ ordered_json manifestToJson(const Manifest &manifest) {
   return document;
 }
 
+} // namespace
+
 std::string manifestPath(const std::string &dir) {
   if (dir.empty())
     return kManifestFileName;
   return dir.back() == '/' ? dir + kManifestFileName
                            : dir + "/" + kManifestFileName;
 }
-
-} // namespace
 
 bool parseManifest(std::string_view bytes,
                    const std::string &fileNameForMessages, Manifest &out,

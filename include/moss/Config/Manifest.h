@@ -106,6 +106,9 @@ bool parseManifest(std::string_view bytes,
                    const std::string &fileNameForMessages, Manifest &out,
                    std::string &err);
 
+/// "<dir>/manifest.json" (just the name for an empty dir).
+std::string manifestPath(const std::string &dir);
+
 /// Reads and validates "<dir>/manifest.json".
 bool readManifest(const std::string &dir, Manifest &out, std::string &err);
 
