@@ -1,10 +1,11 @@
 //===- ArgsFuzzTarget.cpp - Fuzz target of the C API's argument checks ----===//
 //
-// checkGemmShape/checkGemmPointers and checkAttentionArgs
-// (runtime/src/ArgChecks.h) on arbitrary sizes, strides and made-up
-// addresses (compared, never read), against an oracle that computes every
-// byte range in 128 bits: a call is accepted exactly when the oracle finds it
-// valid, and a rejection is an invalid-argument error that names the call.
+// checkGemmShape/checkGemmPointers, checkRopeCacheArgs and
+// checkAttentionArgs (runtime/src/ArgChecks.h) on arbitrary sizes, strides and
+// made-up addresses (compared, never read), against an oracle that computes
+// every byte range in 128 bits: a call is accepted exactly when the oracle
+// finds it valid, and a rejection is an invalid-argument error that names the
+// call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,6 +165,86 @@ void fuzzGemm(const uint8_t *data, size_t size) {
     checkRejection(pointers, a.label() + ": ");
 }
 
+/// checkRopeCacheArgs after a valid LayerNorm shape: sizes, then every
+/// pointer (NULL, alignment, extent) and the overlaps of what it writes.
+void fuzzRopeCache(const uint8_t *data, size_t size) {
+  RopeCacheArgs r{};
+  r.batch = takeDim(data, size);
+  r.length = takeDim(data, size);
+  r.capacity = takeDim(data, size);
+  const int64_t d = takeDim(data, size);
+  r.positions = reinterpret_cast<const int64_t *>(takeAddress(data, size));
+  r.live = reinterpret_cast<const void *>(takeAddress(data, size));
+  r.kCache = reinterpret_cast<void *>(takeAddress(data, size));
+  r.vCache = reinterpret_cast<void *>(takeAddress(data, size));
+  r.slotPositions = reinterpret_cast<int64_t *>(takeAddress(data, size));
+  // What the entry and checkGemmShape establish before this check runs.
+  if (!inDims(r.batch, 1) || !inDims(r.length, 1) || !inDims(d, 1) ||
+      !inDims(r.batch * r.length, 1) || !inDims(3 * d, 1))
+    return;
+  GemmArgs a{};
+  a.m = r.batch * r.length;
+  a.n = 3 * d;
+  a.k = d;
+  a.ep = MOSS_EPILOGUE_NONE;
+  a.layerNorm = true;
+  a.eps = 1e-5f;
+  a.ropeCache = &r;
+  a.x = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.w = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.gamma = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.beta = reinterpret_cast<const void *>(takeAddress(data, size));
+  a.out = reinterpret_cast<void *>(takeAddress(data, size));
+
+  const bool sizesValid =
+      inDims(r.capacity, 1) && r.length <= r.capacity && d % 64 == 0;
+  Status status = checkRopeCacheArgs(a);
+  if (!sizesValid) {
+    MOSS_FUZZ_CHECK(!status.ok(), a.label() + ": bad sizes accepted");
+    checkRejection(status, "moss_qkv_rope_cache(batch=");
+    return;
+  }
+  const u128 heads = u128(d / 64),
+             cacheBytes = u128(r.batch) * heads * u128(r.capacity) * 64 * 2;
+  struct Operand {
+    const void *pointer;
+    u128 bytes;
+    uintptr_t alignment;
+    bool written;
+  };
+  const Operand operands[] = {
+      {a.x, u128(a.m) * u128(d) * 2, 1, false},
+      {a.w, u128(a.n) * u128(d) * 2, 1, false},
+      {a.gamma, u128(d) * 2, 1, false},
+      {a.beta, u128(d) * 2, 1, false},
+      {a.out, u128(a.m) * u128(d) * 2, 1, true},
+      {r.positions, u128(a.m) * 8, 8, false},
+      {r.live, u128(a.m), 1, false},
+      {r.kCache, cacheBytes, 2, true},
+      {r.vCache, cacheBytes, 2, true},
+      {r.slotPositions, u128(r.batch) * u128(r.capacity) * 8, 8, true}};
+  // checkRopeCacheArgs checks its own five operands' pointers and every
+  // extent; x, w, gamma, beta are checkGemmPointers' (NULL, alignment).
+  bool valid = true;
+  Range ranges[10];
+  for (int i = 0; i < 10; ++i) {
+    uintptr_t p = reinterpret_cast<uintptr_t>(operands[i].pointer);
+    ranges[i] = {p, p + operands[i].bytes};
+    const bool own = i >= 5;
+    valid = valid && (!own || (p != 0 && p % operands[i].alignment == 0)) &&
+            ranges[i].end < kAddressSpace;
+  }
+  for (int i = 0; i < 10 && valid; ++i)
+    for (int j = 0; j < 10 && valid; ++j)
+      if (operands[i].written && i != j && overlaps(ranges[i], ranges[j]))
+        valid = false;
+  MOSS_FUZZ_CHECK(status.ok() == valid, a.label() + ": oracle says " +
+                                            (valid ? "valid" : "invalid") +
+                                            "; " + status.message);
+  if (!valid)
+    checkRejection(status, a.label() + ": ");
+}
+
 void fuzzAttention(const uint8_t *data, size_t size) {
   moss_attention_args a{};
   a.B = takeDim(data, size);
@@ -272,10 +353,13 @@ void fuzzAttention(const uint8_t *data, size_t size) {
 void fuzzArgChecks(const uint8_t *data, size_t size) {
   if (size == 0)
     return;
-  const bool gemm = data[0] & 1;
+  // Odd: a GEMM call; bit 1 of an even byte: moss_qkv_rope_cache's checks.
+  const uint8_t which = data[0];
   ++data, --size;
-  if (gemm)
+  if (which & 1)
     fuzzGemm(data, size);
+  else if (which & 2)
+    fuzzRopeCache(data, size);
   else
     fuzzAttention(data, size);
 }

@@ -92,6 +92,13 @@ bool deriveGemmLaunch(int64_t n, int64_t k, int mode, const GemmTile &tile,
           " is not a multiple of bn = " + std::to_string(tile.bn);
     return false;
   }
+  if (modeInfo->epilogue == kGemmEpilogueRopeCache &&
+      (n % 3 != 0 || (n / 3) % kRopeHeadDim != 0)) {
+    err = "N = " + std::to_string(n) + " is not 3 * d with d a multiple of " +
+          std::to_string(kRopeHeadDim) + " (mode " + modeInfo->name +
+          ": q, k and v of whole heads)";
+    return false;
+  }
   if (k % 8 != 0) {
     err = "K = " + std::to_string(k) +
           " is not a multiple of 8 (16-byte bf16 loads)";

@@ -2,6 +2,8 @@
 
 #include "moss/Config/GemmMode.h"
 
+#include <cmath>
+
 namespace moss::config {
 
 namespace {
@@ -13,6 +15,7 @@ constexpr GemmModeInfo kModes[kGemmModeCount] = {
     {"layerscale_residual", kGemmEpilogueLayerScaleResidual, false},
     {"layernorm", kGemmEpilogueNone, true},
     {"layernorm_gelu", kGemmEpilogueGelu, true},
+    {"layernorm_rope_cache", kGemmEpilogueRopeCache, true},
 };
 
 } // namespace
@@ -34,9 +37,14 @@ int gemmModeOf(bool layerNorm, int epilogue) {
   return -1;
 }
 
+float ropeInverseFrequency(int pair) {
+  return static_cast<float>(std::pow(
+      kRopeMaxPeriod, -2.0 * pair / static_cast<double>(kRopeHeadDim)));
+}
+
 const char *gemmModeList() {
   return "0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 "
-         "layernorm_gelu";
+         "layernorm_gelu, 5 layernorm_rope_cache";
 }
 
 } // namespace moss::config

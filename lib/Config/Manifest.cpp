@@ -22,7 +22,14 @@ const std::vector<std::string> &gemmKernelArgNames(int mode) {
   static const std::vector<std::string> layerNormNames = {
       "x", "w",          "scale", "residual", "out",
       "m", "prefetch_w", "gamma", "beta",     "eps"};
+  static const std::vector<std::string> ropeCacheNames = {
+      "x",         "w",          "scale",   "residual", "out",
+      "m",         "prefetch_w", "gamma",   "beta",     "eps",
+      "positions", "live",       "k_cache", "v_cache",  "slot_positions",
+      "length",    "capacity"};
   const GemmModeInfo *info = gemmModeInfo(mode);
+  if (info && info->epilogue == kGemmEpilogueRopeCache)
+    return ropeCacheNames;
   return info && info->layerNorm ? layerNormNames : names;
 }
 

@@ -4,18 +4,21 @@ For each layer case (moss_kernels.streaming.CASES) and (B, T) of STEPS_OF: one
 chunk of T frames, every frame live, over a full ring (every slot holds
 history, so attention reads all S keys). The layers share weights and run in
 the same process, one after the other:
-  moss        five moss calls (decoder_layer.MossKernels: LayerNorm+QKV,
-              attention from positions, out-proj+LayerScale+residual,
-              LayerNorm+FFN1+GELU, FFN2+LayerScale+residual);
+  moss-fused  five moss calls (decoder_layer.MossFusedKernels: LayerNorm+
+              QKV+RoPE+ring write, attention from positions, out-proj+
+              LayerScale+residual, LayerNorm+FFN1+GELU, FFN2+LayerScale+
+              residual);
+  moss        the same with RoPE and the ring write in PyTorch
+              (decoder_layer.MossKernels);
   moss-ffn    attention and the FFN GEMMs on moss, the rest PyTorch's;
   reference   PyTorch as the codec runs it.
 Each is timed as one step captured in a CUDA graph (median of 5 samples of 50
-replays) and, for moss and the reference, as one step under
+replays) and, for moss-fused and the reference, as one step under
 torch.compile(dynamic=False) captured in a CUDA graph (what a serving engine
 runs). Beside them the step's floors on this card: bytes (weights, the KV the
 attention reads and writes, x in and out) over the measured HBM copy rate,
-and the launch floor (kernels of the moss step x 0.7 µs). CUDA events, µs per
-step. Writes layer-step.json and layer-step.md to --out.
+and the launch floor (kernels of the fused step x 0.7 µs). CUDA events, µs
+per step. Writes layer-step.json and layer-step.md to --out.
 
 Usage: python3 python/benchmarks/layer_step.py --out DIR [--commit SHA]
 (environment as for the ops: MOSS_RUNTIME_LIB, MOSS_KERNELS_DIR,
@@ -41,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import moss_kernels  # noqa: E402
 from moss_kernels import Epilogue  # noqa: E402
 from moss_kernels.decoder_layer import (  # noqa: E402
-    DecoderLayerParams, MossFfnKernels, MossKernels, ReferenceKernels, StreamingDecoderLayer)
+    DecoderLayerParams, MossFfnKernels, MossFusedKernels, MossKernels, ReferenceKernels, StreamingDecoderLayer)
 from moss_kernels.streaming import CASES, LayerCase  # noqa: E402
 
 # (B, T) per case: the first chunk (T = 1) and steady chunks of 15 frames
@@ -51,7 +54,8 @@ STEPS_OF = {"stage2": ((1, 1), (4, 1), (1, 15), (4, 15), (16, 15), (1, 32)),
             "stage1": ((1, 1), (4, 1), (1, 15), (16, 15))}
 WARMUPS, STEPS, SAMPLES = 3, 50, 5
 LAUNCH_US = 0.7  # one in-graph kernel launch (docs/performance.md)
-MOSS_STEP_KERNELS = 9  # 5 moss calls + RoPE of q, k and the ring write (torch)
+MOSS_STEP_KERNELS = 5  # the fused step's moss calls
+COMPILED = ("moss-fused", "reference")  # the layers also timed under torch.compile
 
 
 def fill_ring(layer: StreamingDecoderLayer, start: int, gen: torch.Generator) -> None:
@@ -128,7 +132,7 @@ def time_case(case: LayerCase, batch: int, length: int, device: torch.device,
         "heads": case.num_heads, "ffn_dim": f, "M": m,
         # The step's five GEMMs: generated or the cuBLASLt fallback.
         "gemms": {
-            "qkv": path(moss_kernels.layernorm_gemm_is_selected(m, 3 * d, d, Epilogue.NONE, device)),
+            "qkv": path(moss_kernels.qkv_rope_cache_is_selected(batch, length, d, device)),
             "out": path(moss_kernels.gemm_is_selected(m, d, d, Epilogue.LAYERSCALE_RESIDUAL, device)),
             "ffn1": path(moss_kernels.layernorm_gemm_is_selected(m, f, d, Epilogue.GELU, device)),
             "ffn2": path(moss_kernels.gemm_is_selected(m, d, f, Epilogue.LAYERSCALE_RESIDUAL, device)),
@@ -136,13 +140,13 @@ def time_case(case: LayerCase, batch: int, length: int, device: torch.device,
         "bytes": step_bytes(case, batch, length),
         "graph_us": {}, "compiled_graph_us": {},
     }
-    for kernels in (MossKernels(), MossFfnKernels(), ReferenceKernels()):
+    for kernels in (MossFusedKernels(), MossKernels(), MossFfnKernels(), ReferenceKernels()):
         layer = StreamingDecoderLayer(params, batch, case.capacity, kernels)
         fill_ring(layer, start, gen)
         with torch.no_grad():
             record["graph_us"][kernels.name] = microseconds_per_call(
                 captured(lambda: layer(x, positions, live), side))
-            if kernels.name != "moss-ffn":
+            if kernels.name in COMPILED:
                 compiled = torch.compile(layer, dynamic=False)
                 record["compiled_graph_us"][kernels.name] = microseconds_per_call(
                     captured(lambda: compiled(x, positions, live), side))
@@ -159,19 +163,20 @@ def markdown(result: dict) -> str:
         f"{rate / 1e6:.2f} TB/s.",
         f"{result['protocol']}",
         "",
-        "| layer | B | T | GEMMs qkv / out / ffn1 / ffn2 | bytes floor | launch floor | moss | moss-ffn "
-        "| reference | moss compiled | reference compiled | vs compiled reference | moss / floor |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| layer | B | T | GEMMs qkv / out / ffn1 / ffn2 | bytes floor | launch floor | moss-fused | moss "
+        "| moss-ffn "
+        "| reference | fused compiled | reference compiled | vs compiled reference | fused / floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["cases"]:
         g, c = r["graph_us"], r["compiled_graph_us"]
         floor = r["bytes"] / rate
-        best = min(g["moss"], c["moss"])
+        best = min(g["moss-fused"], c["moss-fused"])
         gemms = " / ".join(r["gemms"][k][0] for k in ("qkv", "out", "ffn1", "ffn2"))
         lines.append(
             f"| {r['case']} (d {r['d_model']}, S {r['S']}) | {r['batch']} | {r['T']} | {gemms} "
-            f"| {floor:.1f} | {MOSS_STEP_KERNELS * LAUNCH_US:.1f} | {g['moss']:.1f} | {g['moss-ffn']:.1f} "
-            f"| {g['reference']:.1f} | {c['moss']:.1f} | {c['reference']:.1f} "
+            f"| {floor:.1f} | {MOSS_STEP_KERNELS * LAUNCH_US:.1f} | {g['moss-fused']:.1f} | {g['moss']:.1f} "
+            f"| {g['moss-ffn']:.1f} | {g['reference']:.1f} | {c['moss-fused']:.1f} | {c['reference']:.1f} "
             f"| {c['reference'] / best:.2f}x | {best / max(floor, MOSS_STEP_KERNELS * LAUNCH_US):.1f}x |")
     lines.append("")
     lines.append("GEMMs: g generated, f the cuBLASLt fallback (with moss's exact prologue and epilogue "

@@ -1,11 +1,11 @@
 """The kernels of one decoder-layer step, in order, with their GPU time.
 
-Profiles one eager step of a layer (decoder_layer.MossKernels or the
-reference) after warm-up and lists every kernel it launched with its device
+Profiles one eager step of a layer (decoder_layer.MossFusedKernels,
+MossKernels or the reference) after warm-up and lists every kernel it launched with its device
 time: where a layer step's time goes, beside layer_step.py's totals.
 
 Usage: python3 python/benchmarks/layer_timeline.py --out DIR
-       [--case stage2] [--batch 1] [--length 1] [--layer moss|reference]
+       [--case stage2] [--batch 1] [--length 1] [--layer moss-fused|moss|reference]
 (environment as for the ops: MOSS_RUNTIME_LIB, MOSS_KERNELS_DIR,
 MOSS_CODEC_GEMM_CONFIG). Writes layer-timeline-<layer>-<case>-b<B>-t<T>.md.
 """
@@ -23,11 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import moss_kernels  # noqa: E402
 from moss_kernels.decoder_layer import (  # noqa: E402
-    DecoderLayerParams, MossKernels, ReferenceKernels, StreamingDecoderLayer)
+    DecoderLayerParams, MossFusedKernels, MossKernels, ReferenceKernels, StreamingDecoderLayer)
 from moss_kernels.streaming import CASES  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from layer_step import fill_ring  # noqa: E402
+
+
+LAYERS = {"moss-fused": MossFusedKernels, "moss": MossKernels, "reference": ReferenceKernels}
 
 
 def main() -> None:
@@ -36,14 +39,14 @@ def main() -> None:
     parser.add_argument("--case", default="stage2", choices=list(CASES))
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--length", type=int, default=1)
-    parser.add_argument("--layer", default="moss", choices=("moss", "reference"))
+    parser.add_argument("--layer", default="moss-fused", choices=tuple(LAYERS))
     args = parser.parse_args()
     device = torch.device("cuda", 0)
     moss_kernels.load_runtime(device)
     case = CASES[args.case]
     gen = torch.Generator(device=device).manual_seed(0)
     params = DecoderLayerParams.synthetic(case.d_model, case.num_heads, case.ffn_dim, device)
-    kernels = MossKernels() if args.layer == "moss" else ReferenceKernels()
+    kernels = LAYERS[args.layer]()
     layer = StreamingDecoderLayer(params, args.batch, case.capacity, kernels)
     start = 3 * case.capacity
     fill_ring(layer, start, gen)

@@ -5,6 +5,7 @@
     u = moss_kernels.layernorm_gemm(x, gamma, beta, 1e-5, w, moss_kernels.Epilogue.GELU)
     o = moss_kernels.streaming_attention(q, k_cache, v_cache, mask)
     o = moss_kernels.streaming_attention_positions(q, k_cache, v_cache, slot_positions, query_positions)
+    q = moss_kernels.qkv_rope_cache(x, gamma, beta, 1e-5, w_qkv, positions, live, k_cache, v_cache, slot_positions)
 
 Environment: MOSS_RUNTIME_LIB (path of libmoss_runtime.so; default: a build
 of this checkout, then the dynamic loader), MOSS_KERNELS_DIR (moss-aot
@@ -13,7 +14,8 @@ output) and MOSS_CODEC_GEMM_CONFIG (the whitelist it was built from).
 
 from ._capi import Epilogue, LibraryMismatch, LibraryNotFound, MossError, MossStatus, runtime_version
 from .ops import ffn_gemm, layernorm_gemm, streaming_attention, streaming_attention_positions
-from .runtime import gemm_is_selected, layernorm_gemm_is_selected, load_runtime
+from .qkv_ops import qkv_rope_cache
+from .runtime import gemm_is_selected, layernorm_gemm_is_selected, load_runtime, qkv_rope_cache_is_selected
 
 __all__ = [
     "Epilogue",
@@ -26,6 +28,8 @@ __all__ = [
     "layernorm_gemm",
     "layernorm_gemm_is_selected",
     "load_runtime",
+    "qkv_rope_cache",
+    "qkv_rope_cache_is_selected",
     "runtime_version",
     "streaming_attention",
     "streaming_attention_positions",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 _LIBRARY_NAME = "libmoss_runtime.so"
-API_VERSION = 3  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
+API_VERSION = 4  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -96,6 +96,17 @@ class AttentionArgs(ctypes.Structure):
     ]
 
 
+class RingCache(ctypes.Structure):
+    """moss_ring_cache, field for field."""
+
+    _fields_ = [
+        ("k", ctypes.c_void_p),
+        ("v", ctypes.c_void_p),
+        ("slot_positions", ctypes.c_void_p),
+        ("capacity", ctypes.c_int64),
+    ]
+
+
 def library_candidates() -> list[Path]:
     """Where a build of this checkout puts the library, most specific first."""
     build_dirs = []
@@ -163,6 +174,13 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
         [c_void_p, c_int64, c_int64, c_int64, ctypes.c_int] + [c_void_p] * 3 + [ctypes.c_float] + [c_void_p] * 3
     )
     lib.moss_layernorm_gemm.restype = ctypes.c_int
+    lib.moss_qkv_rope_cache_is_selected.argtypes = [c_void_p, c_int64, c_int64, c_int64]
+    lib.moss_qkv_rope_cache_is_selected.restype = ctypes.c_int
+    lib.moss_qkv_rope_cache.argtypes = (
+        [c_void_p, c_int64, c_int64, c_int64] + [c_void_p] * 3 + [ctypes.c_float]
+        + [c_void_p] * 4 + [ctypes.POINTER(RingCache), c_void_p]
+    )
+    lib.moss_qkv_rope_cache.restype = ctypes.c_int
     lib.moss_streaming_attention.argtypes = [c_void_p, ctypes.POINTER(AttentionArgs), c_void_p]
     lib.moss_streaming_attention.restype = ctypes.c_int
     return lib

@@ -6,10 +6,11 @@
 Pre-LayerNorm, fused QKV without bias, interleaved RoPE at absolute
 positions, a ring KV cache (ring_cache.py), LayerScale residuals, erf-GELU
 FFN without biases. `ReferenceKernels` is plain PyTorch as the codec runs it
-in bf16; `MossKernels` runs every GEMM and the attention on moss, with both
-LayerNorms fused into the GEMMs after them (five moss calls);
-`MossFfnKernels` only the attention and the FFN's GEMMs. Everything else is
-shared, so the layers differ only where moss computes.
+in bf16; `MossFusedKernels` runs the whole step as five moss calls (RoPE
+and the ring write fused into the QKV GEMM's epilogue, both LayerNorms into
+the GEMMs after them); `MossKernels` the same with RoPE and the ring write
+left to PyTorch; `MossFfnKernels` only the attention and the FFN's GEMMs.
+Everything else is shared, so the layers differ only where moss computes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from torch import Tensor, nn
 
 from . import ops
 from ._capi import Epilogue
+from .qkv_ops import qkv_rope_cache
 from .ring_cache import RingKvCache
 
 _NONE = int(Epilogue.NONE)
@@ -95,6 +97,16 @@ class ReferenceKernels:
     def qkv(self, x: Tensor, p: DecoderLayerParams) -> Tensor:
         return p.in_proj(p.norm1(x))
 
+    def qkv_rope_cache(self, x: Tensor, p: DecoderLayerParams, cache: RingKvCache, positions: Tensor,
+                       live: Tensor) -> Tensor:
+        """q [B,T,H,D] turned by RoPE; k turned and v written into the ring."""
+        batch, length, _ = x.shape
+        qkv = self.qkv(x, p).view(batch, length, 3, p.num_heads, p.head_dim)
+        q = apply_rope(qkv[:, :, 0], positions)
+        k = apply_rope(qkv[:, :, 1], positions)
+        cache.append(k, qkv[:, :, 2], positions, live)
+        return q
+
     def attention(self, q: Tensor, cache: RingKvCache, positions: Tensor, live: Tensor) -> Tensor:
         mask = cache.mask(positions, live)
         out = F.scaled_dot_product_attention(q, cache.k, cache.v, attn_mask=mask)
@@ -158,6 +170,20 @@ class MossKernels(MossFfnKernels):
         return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, h, _LAYERSCALE_RESIDUAL)
 
 
+class MossFusedKernels(MossKernels):
+    """The layer step as five moss calls: LayerNorm + QKV + RoPE + ring write
+    (moss::qkv_rope_cache), attention from positions, out-projection +
+    LayerScale + residual, LayerNorm + linear1 + GELU, linear2 + LayerScale
+    + residual."""
+
+    name = "moss-fused"
+
+    def qkv_rope_cache(self, x: Tensor, p: DecoderLayerParams, cache: RingKvCache, positions: Tensor,
+                       live: Tensor) -> Tensor:
+        return qkv_rope_cache(x, p.norm1.weight, p.norm1.bias, p.norm1.eps, p.in_proj.weight, positions, live,
+                              cache.k, cache.v, cache.slot_positions)
+
+
 class StreamingDecoderLayer(nn.Module):
     """forward(x [B,T,d], positions [B,T] int64, live [B,T] bool) -> [B,T,d].
 
@@ -173,10 +199,7 @@ class StreamingDecoderLayer(nn.Module):
     def forward(self, x: Tensor, positions: Tensor, live: Tensor) -> Tensor:
         p = self.params
         batch, length, d_model = x.shape
-        qkv = self.kernels.qkv(x, p).view(batch, length, 3, p.num_heads, p.head_dim)
-        q = apply_rope(qkv[:, :, 0], positions)
-        k = apply_rope(qkv[:, :, 1], positions)
-        self.cache.append(k, qkv[:, :, 2], positions, live)
+        q = self.kernels.qkv_rope_cache(x, p, self.cache, positions, live)
         attended = self.kernels.attention(q.transpose(1, 2), self.cache, positions, live)
         # [B,H,T,D] -> [B,T,H*D]: free for moss's [B,T,H,D] storage.
         attended = attended.transpose(1, 2).reshape(batch, length, d_model)

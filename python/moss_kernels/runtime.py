@@ -74,3 +74,9 @@ def layernorm_gemm_is_selected(m: int, n: int, k: int, mode: int, device: Device
     """gemm_is_selected for moss::layernorm_gemm (mode: its epilogue, 0 or 1)."""
     handle = load_runtime(device)
     return bool(_capi.library().moss_layernorm_gemm_is_selected(handle, m, n, k, int(mode)))
+
+
+def qkv_rope_cache_is_selected(batch: int, length: int, d_model: int, device: DeviceLike = None) -> bool:
+    """True when moss::qkv_rope_cache of these sizes runs a generated kernel."""
+    handle = load_runtime(device)
+    return bool(_capi.library().moss_qkv_rope_cache_is_selected(handle, batch, length, d_model))

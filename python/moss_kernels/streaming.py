@@ -17,7 +17,7 @@ from typing import Callable, Optional, Sequence
 import torch
 from torch import Tensor
 
-from .decoder_layer import DecoderLayerParams, MossKernels, ReferenceKernels, StreamingDecoderLayer
+from .decoder_layer import DecoderLayerParams, MossFusedKernels, ReferenceKernels, StreamingDecoderLayer
 
 MODES = ("eager", "cuda_graph", "compile")
 
@@ -236,7 +236,7 @@ def run_streaming_check(case: LayerCase, batch: int, mode: str, device: torch.de
                         chunks: int = 10, seed: int = 0) -> StreamingReport:
     params = DecoderLayerParams.synthetic(case.d_model, case.num_heads, case.ffn_dim, device, seed=seed)
     reference = StreamingDecoderLayer(params, batch, case.capacity, ReferenceKernels())
-    moss = StreamingDecoderLayer(params, batch, case.capacity, MossKernels())
+    moss = StreamingDecoderLayer(params, batch, case.capacity, MossFusedKernels())
     plans = plan_chunks(batch, case.first_chunk, case.steady_chunk, default_spans(batch, chunks), chunks)
     gen = torch.Generator().manual_seed(seed + 1)
     results = []

@@ -32,3 +32,18 @@ def attention_reference(q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> Tensor
 def relative_l2(actual: Tensor, expected: Tensor) -> float:
     expected = expected.float()
     return ((actual.float() - expected).norm() / expected.norm().clamp_min(1e-30)).item()
+
+
+def qkv_rope_cache_reference(x: Tensor, gamma: Tensor, beta: Tensor, eps: float, w: Tensor, positions: Tensor,
+                             live: Tensor, cache) -> Tensor:
+    """moss::qkv_rope_cache's contract on a RingKvCache: the LayerNorm GEMM
+    reference, apply_rope in FP32 on its bf16 q and k, RingKvCache.append.
+    Returns q [B,T,H,D]."""
+    from moss_kernels.decoder_layer import apply_rope
+
+    batch, length, d = x.shape
+    heads = d // 64
+    qkv = layernorm_gemm_reference(x, gamma, beta, eps, w, 0).view(batch, length, 3, heads, 64)
+    q = apply_rope(qkv[:, :, 0], positions)
+    cache.append(apply_rope(qkv[:, :, 1], positions), qkv[:, :, 2], positions, live)
+    return q

@@ -47,6 +47,18 @@ int main(void) {
 }
 """
 
+_RING_CACHE_PROGRAM = r"""
+#include "moss/Runtime/moss_runtime.h"
+#include <stddef.h>
+#include <stdio.h>
+#define FIELD(f) printf("%s %zu\n", #f, offsetof(moss_ring_cache, f));
+int main(void) {
+  printf("sizeof %zu\n", sizeof(moss_ring_cache));
+  FIELD(k) FIELD(v) FIELD(slot_positions) FIELD(capacity)
+  return 0;
+}
+"""
+
 _ENUM_PROGRAM = r"""
 #include "moss/Runtime/moss_runtime.h"
 #include <stdio.h>
@@ -88,6 +100,12 @@ class HeaderTest(unittest.TestCase):
         c_layout = {name: int(value) for name, value in self._run_c(_LAYOUT_PROGRAM)}
         py_layout = {name: getattr(_capi.AttentionArgs, name).offset for name, _ in _capi.AttentionArgs._fields_}
         py_layout["sizeof"] = ctypes.sizeof(_capi.AttentionArgs)
+        self.assertEqual(py_layout, c_layout)
+
+    def test_ring_cache_matches_the_c_header(self):
+        c_layout = {name: int(value) for name, value in self._run_c(_RING_CACHE_PROGRAM)}
+        py_layout = {name: getattr(_capi.RingCache, name).offset for name, _ in _capi.RingCache._fields_}
+        py_layout["sizeof"] = ctypes.sizeof(_capi.RingCache)
         self.assertEqual(py_layout, c_layout)
 
     def test_enums_match_the_c_header(self):

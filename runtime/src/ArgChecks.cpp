@@ -11,6 +11,8 @@
 #include "moss/Config/AttentionLaunch.h"
 #include "moss/Config/GemmMode.h"
 
+#include <initializer_list>
+
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -106,7 +108,8 @@ GemmOperands gemmOperandsOf(const GemmArgs &c) {
   };
   add("x", c.x, c.m * c.k);
   add("w", c.w, c.n * c.k);
-  add("out", c.out, c.m * c.n);
+  // moss_qkv_rope_cache's out is q: the first d of the 3 d columns.
+  add("out", c.out, c.m * (c.ropeCache ? c.n / 3 : c.n));
   if (c.usesScaleResidual()) {
     add("scale", c.scale, c.n);
     add("residual", c.residual, c.m * c.n);
@@ -153,7 +156,86 @@ bool gemmPointersAligned16(const GemmArgs &c) {
   for (size_t i = 0; i < operands.count; ++i)
     if (reinterpret_cast<uintptr_t>(operands.list[i].pointer) % 16)
       return false;
+  // The QKV epilogue stores 8 bf16 at a time into the caches too.
+  if (c.ropeCache)
+    for (const void *cache : {c.ropeCache->kCache, c.ropeCache->vCache})
+      if (reinterpret_cast<uintptr_t>(cache) % 16)
+        return false;
   return true;
+}
+
+Status checkRopeCacheArgs(const GemmArgs &c) {
+  const RopeCacheArgs &r = *c.ropeCache;
+  const std::string where = c.label() + ": ";
+  if (r.length < 1 || r.capacity < 1 || r.capacity > INT32_MAX)
+    return invalidArgument(where + "length and the cache's capacity must be in "
+                                   "[1, 2147483647]");
+  if (r.length > r.capacity)
+    return invalidArgument(
+        where + "length = " + std::to_string(r.length) +
+        " exceeds the cache's capacity = " + std::to_string(r.capacity) +
+        " (a chunk's frames need distinct ring slots)");
+  if (c.k % config::kRopeHeadDim != 0 || c.n != 3 * c.k)
+    return invalidArgument(where + "d_model must be a multiple of " +
+                           std::to_string(config::kRopeHeadDim) +
+                           " (heads of 64)");
+  struct Operand {
+    const char *name;
+    const void *pointer;
+    int64_t alignment;
+  };
+  const Operand operands[] = {{"positions", r.positions, 8},
+                              {"live", r.live, 1},
+                              {"cache->k", r.kCache, kBf16Bytes},
+                              {"cache->v", r.vCache, kBf16Bytes},
+                              {"cache->slot_positions", r.slotPositions, 8}};
+  for (const Operand &op : operands) {
+    if (!op.pointer)
+      return invalidArgument(where + op.name + " is NULL");
+    if (reinterpret_cast<uintptr_t>(op.pointer) % op.alignment)
+      return invalidArgument(where + op.name + " = " + pointerText(op.pointer) +
+                             " is not " + std::to_string(op.alignment) +
+                             "-byte aligned");
+  }
+  // Elements of each operand; the cache's products are checked.
+  const int64_t heads = c.k / config::kRopeHeadDim;
+  int64_t tableElements = 0, cacheElements = 0;
+  if (__builtin_mul_overflow(r.batch, r.capacity, &tableElements) ||
+      __builtin_mul_overflow(tableElements, heads * config::kRopeHeadDim,
+                             &cacheElements))
+    return invalidArgument(where + "the cache's batch * heads * capacity * 64 "
+                                   "overflows");
+  const int64_t one = 1;
+  struct Sized {
+    const char *name;
+    const void *pointer;
+    int64_t elements, bytes;
+    bool written;
+  };
+  const Sized all[] = {
+      {"x", c.x, c.m * c.k, kBf16Bytes, false},
+      {"w_qkv", c.w, c.n * c.k, kBf16Bytes, false},
+      {"gamma", c.gamma, c.k, kBf16Bytes, false},
+      {"beta", c.beta, c.k, kBf16Bytes, false},
+      {"q", c.out, c.m * c.k, kBf16Bytes, true},
+      {"positions", r.positions, c.m, 8, false},
+      {"live", r.live, c.m, 1, false},
+      {"cache->k", r.kCache, cacheElements, kBf16Bytes, true},
+      {"cache->v", r.vCache, cacheElements, kBf16Bytes, true},
+      {"cache->slot_positions", r.slotPositions, tableElements, 8, true}};
+  constexpr size_t kCount = sizeof(all) / sizeof(all[0]);
+  Extent extents[kCount];
+  for (size_t i = 0; i < kCount; ++i)
+    if (!extentOf(all[i].name, all[i].pointer, &all[i].elements, &one, 1,
+                  all[i].bytes, extents[i]))
+      return invalidArgument(where + all[i].name +
+                             " runs past the end of the address space");
+  for (size_t i = 0; i < kCount; ++i)
+    for (size_t j = 0; j < kCount; ++j)
+      if (all[i].written && i != j && overlaps(extents[i], extents[j]))
+        return invalidArgument(where + all[i].name + " overlaps " +
+                               all[j].name);
+  return success();
 }
 
 namespace {
@@ -289,9 +371,19 @@ Status checkAttentionArgs(const moss_attention_args &a) {
   return success();
 }
 
-int GemmArgs::mode() const { return config::gemmModeOf(layerNorm, ep); }
+int GemmArgs::mode() const {
+  if (ropeCache)
+    return ep == MOSS_EPILOGUE_NONE && layerNorm
+               ? config::kGemmModeLayerNormRopeCache
+               : -1;
+  return config::gemmModeOf(layerNorm, ep);
+}
 
 std::string GemmArgs::label() const {
+  if (ropeCache)
+    return "moss_qkv_rope_cache(batch=" + std::to_string(ropeCache->batch) +
+           ", length=" + std::to_string(ropeCache->length) +
+           ", d_model=" + std::to_string(k) + ")";
   return std::string(layerNorm ? "moss_layernorm_gemm" : "moss_ffn_gemm") +
          "(m=" + std::to_string(m) + ", n=" + std::to_string(n) +
          ", k=" + std::to_string(k) + ", ep=" + std::to_string(ep) + ")";

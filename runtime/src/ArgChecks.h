@@ -20,8 +20,19 @@
 
 namespace moss::runtime {
 
-/// The arguments of moss_ffn_gemm (layerNorm false) or moss_layernorm_gemm
-/// (true: gamma, beta and eps are read), less the stream.
+/// What moss_qkv_rope_cache adds to its LayerNorm GEMM (m = batch *
+/// length, n = 3 d, k = d; out is q [m, d]).
+struct RopeCacheArgs {
+  const int64_t *positions;
+  const void *live;
+  void *kCache, *vCache;
+  int64_t *slotPositions;
+  int64_t batch, length, capacity;
+};
+
+/// The arguments of moss_ffn_gemm (layerNorm false), moss_layernorm_gemm
+/// (true: gamma, beta and eps are read) or moss_qkv_rope_cache (ropeCache
+/// too: mode 5, ep NONE), less the stream.
 struct GemmArgs {
   int64_t m, n, k;
   int ep;
@@ -30,6 +41,7 @@ struct GemmArgs {
   bool layerNorm = false;
   const void *gamma = nullptr, *beta = nullptr;
   float eps = 0.f;
+  const RopeCacheArgs *ropeCache = nullptr;
 
   bool usesScaleResidual() const {
     return ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL;
@@ -37,8 +49,9 @@ struct GemmArgs {
   /// The whitelist mode of the call (moss/Config/GemmMode.h); -1 when none
   /// combines its prologue and epilogue.
   int mode() const;
-  /// "moss_ffn_gemm(m=.., n=.., k=.., ep=..)" (or moss_layernorm_gemm), the
-  /// prefix of every message.
+  /// "moss_ffn_gemm(m=.., n=.., k=.., ep=..)" (or moss_layernorm_gemm, or
+  /// "moss_qkv_rope_cache(batch=.., length=.., d_model=..)"), the prefix of
+  /// every message.
   std::string label() const;
 };
 
@@ -56,6 +69,12 @@ Status checkGemmPointers(const GemmArgs &a);
 /// Whether every pointer the call reads or writes is 16-byte aligned, as the
 /// generated kernels need (else the call takes the fallback).
 bool gemmPointersAligned16(const GemmArgs &a);
+
+/// moss_qkv_rope_cache's own requirements (moss_runtime.h), after
+/// checkGemmShape: sizes, the cache's and the positions' pointers, their
+/// alignment and extents, and that q, the caches and the slot table overlap
+/// nothing else (RopeCacheChecks.cpp).
+Status checkRopeCacheArgs(const GemmArgs &a);
 
 /// Every requirement of moss_streaming_attention (moss_runtime.h): sizes,
 /// D == 64, pointers, 16-byte alignment of q/k/v/out, strides (D contiguous,

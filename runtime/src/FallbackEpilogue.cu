@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FallbackEpilogue.h"
+#include "FallbackRopeCache.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -134,6 +135,8 @@ Status loadEpilogueKernels(const DriverApi &api, EpilogueKernels &out) {
   if (status.ok())
     status = functionFor(api, (const void *)mossFallbackLayerNorm, "layernorm",
                          kernels.layerNorm);
+  if (status.ok())
+    status = loadRopeCacheKernel(api, kernels.ropeCache);
   if (status.ok())
     out = kernels;
   return status;

@@ -25,6 +25,7 @@ struct EpilogueKernels {
   CUfunction gelu = nullptr;
   CUfunction layerScaleResidual = nullptr;
   CUfunction layerNorm = nullptr;
+  CUfunction ropeCache = nullptr; ///< FallbackRopeCache.cu
 };
 
 /// Handles of the epilogue kernels in the current context, loaded now (not

@@ -3,16 +3,20 @@
 // One call: validate, find the context's state, then either launch the
 // generated kernel the whitelist selected (one launch; split-K reduces inside
 // its thread-block cluster) or run cuBLASLt and the exact epilogue kernel
-// (moss_layernorm_gemm: the exact prologue kernel before it, in row chunks
-// through the stream's workspace slot). Nothing here synchronizes or loads
-// modules once the context is set up, and device memory is allocated only
-// for a stream's first LayerNorm fallback when every reserved slot is taken,
-// never during capture, so calls can be captured into CUDA graphs.
+// (moss_layernorm_gemm and moss_qkv_rope_cache: the exact prologue kernel
+// before it, in row chunks through the stream's workspace slot). Nothing here
+// synchronizes or loads modules once the context is set up, and device memory
+// is allocated only for a stream's first LayerNorm fallback when every reserved
+// slot is taken, never during capture, so calls can be captured into CUDA
+// graphs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ArgChecks.h"
+#include "FallbackRopeCache.h"
 #include "RuntimeImpl.h"
+
+#include "moss/Config/GemmMode.h"
 
 #include <algorithm>
 #include <climits>
@@ -38,10 +42,19 @@ Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
   int32_t prefetchW = programmatic ? 1 : 0;
   const void *gamma = c.gamma, *beta = c.beta;
   float eps = c.eps;
-  // The kernel ABI's order; kernels of a LayerNorm mode take the last three
-  // (the driver reads as many as the function has).
-  void *params[] = {&x, &w,         &scale, &residual, &out,
-                    &m, &prefetchW, &gamma, &beta,     &eps};
+  const RopeCacheArgs none{};
+  const RopeCacheArgs &r = c.ropeCache ? *c.ropeCache : none;
+  const void *positions = r.positions, *live = r.live;
+  void *kCache = r.kCache, *vCache = r.vCache, *slotPositions = r.slotPositions;
+  int32_t length = static_cast<int32_t>(r.length);
+  int32_t capacity = static_cast<int32_t>(r.capacity);
+  // The kernel ABI's order; kernels of a LayerNorm mode take gamma, beta
+  // and eps, those of mode 5 the rest too (the driver reads as many as the
+  // function has).
+  void *params[] = {&x,         &w,         &scale,  &residual, &out,
+                    &m,         &prefetchW, &gamma,  &beta,     &eps,
+                    &positions, &live,      &kCache, &vCache,   &slotPositions,
+                    &length,    &capacity};
 
   const config::KernelFunctionRecord &fn = kernel.record.functions[0];
   CUlaunchConfig launch = {};
@@ -107,25 +120,40 @@ Status runLayerNormRows(const DriverApi &api, ContextState &state,
   }
   const size_t half = slot->cublasBytes / 2 / 256 * 256;
   const int64_t rowBytes = c.k * 2;
-  const int64_t chunkRows = static_cast<int64_t>(half) / rowBytes;
+  // moss_qkv_rope_cache: the chunk's product goes to the slot too, after
+  // the normalised rows, and its epilogue kernel writes q and the cache.
+  const int64_t productBytes = c.ropeCache ? c.n * 2 : 0;
+  const int64_t chunkRows =
+      static_cast<int64_t>(half) / (rowBytes + productBytes);
   if (chunkRows < 1)
     return failure(MOSS_ERROR_UNSUPPORTED,
                    "the workspace slot (" + std::to_string(slot->cublasBytes) +
                        " bytes) cannot hold one normalised row of k = " +
                        std::to_string(c.k) + " twice");
   char *rows = static_cast<char *>(slot->cublas);
+  char *product = rows + chunkRows * rowBytes;
   void *ltWorkspace = rows + half;
   for (int64_t first = 0; first < c.m; first += chunkRows) {
     GemmCall chunk = c;
     chunk.m = std::min(chunkRows, c.m - first);
     const void *x = static_cast<const char *>(c.x) + first * rowBytes;
-    void *out = static_cast<char *>(c.out) + first * c.n * 2;
+    void *out = c.ropeCache ? static_cast<void *>(product)
+                            : static_cast<char *>(c.out) + first * c.n * 2;
     Status status =
         launchLayerNormPrologue(api, state.epilogue, x, c.gamma, c.beta, c.eps,
                                 rows, chunk.m, c.k, c.stream);
     if (status.ok())
       status = runLtRows(state, chunk, rows, out, ltWorkspace,
                          slot->cublasBytes - half);
+    if (status.ok() && c.ropeCache) {
+      const RopeCacheArgs &r = *c.ropeCache;
+      RopeCacheChunk ropeChunk{
+          product,     first,           chunk.m,  c.k,
+          r.positions, r.live,          c.out,    r.kCache,
+          r.vCache,    r.slotPositions, r.length, r.capacity};
+      status = launchRopeCacheEpilogue(api, state.epilogue.ropeCache, ropeChunk,
+                                       c.stream);
+    }
     if (!status.ok())
       return status;
   }
@@ -152,7 +180,10 @@ Status runGemm(moss_runtime_s &rt, const GemmCall &c) {
   Status status = checkGemmShape(c);
   if (!status.ok() || c.m == 0)
     return status; // m == 0: nothing to compute, pointers not read.
-  status = checkGemmPointers(c);
+  if (c.ropeCache)
+    status = checkRopeCacheArgs(c);
+  if (status.ok())
+    status = checkGemmPointers(c);
   if (!status.ok())
     return status;
 
@@ -230,6 +261,59 @@ MOSS_RUNTIME_API moss_status_t moss_layernorm_gemm(
   } catch (...) {
     return report(rt, failure(MOSS_ERROR_CUDA,
                               "moss_layernorm_gemm: out of host memory"));
+  }
+}
+
+MOSS_RUNTIME_API int moss_qkv_rope_cache_is_selected(moss_runtime_t rt,
+                                                     int64_t batch,
+                                                     int64_t length,
+                                                     int64_t d_model) {
+  int64_t m = 0, n = 0;
+  if (!rt || batch < 1 || length < 1 || d_model < 1 ||
+      __builtin_mul_overflow(batch, length, &m) ||
+      __builtin_mul_overflow(d_model, 3, &n))
+    return 0;
+  RopeCacheArgs r{nullptr, nullptr, nullptr, nullptr,
+                  nullptr, batch,   length,  length};
+  GemmArgs c{m,       n,       d_model, MOSS_EPILOGUE_NONE, nullptr, nullptr,
+             nullptr, nullptr, nullptr};
+  c.layerNorm = true;
+  c.ropeCache = &r;
+  if (!checkGemmShape(c).ok() || d_model % moss::config::kRopeHeadDim != 0)
+    return 0;
+  return rt->kernels.find(m, n, d_model, c.mode()) ? 1 : 0;
+}
+
+MOSS_RUNTIME_API moss_status_t moss_qkv_rope_cache(
+    moss_runtime_t rt, int64_t batch, int64_t length, int64_t d_model,
+    const void *x, const void *gamma, const void *beta, float eps,
+    const void *w_qkv, const int64_t *positions, const void *live, void *q,
+    const moss_ring_cache *cache, void *stream) {
+  if (!rt)
+    return report(nullptr, invalidArgument("moss_qkv_rope_cache: rt is NULL"));
+  try {
+    const std::string where =
+        "moss_qkv_rope_cache(batch=" + std::to_string(batch) +
+        ", length=" + std::to_string(length) +
+        ", d_model=" + std::to_string(d_model) + "): ";
+    if (!cache)
+      return report(rt, invalidArgument(where + "cache is NULL"));
+    int64_t m = 0, n = 0;
+    if (batch < 0 || __builtin_mul_overflow(batch, length, &m) ||
+        __builtin_mul_overflow(d_model, 3, &n))
+      return report(rt, invalidArgument(where + "batch must be >= 0 and "
+                                                "batch*length, 3*d_model "
+                                                "must not overflow"));
+    RopeCacheArgs r{
+        positions, live,   cache->k,       cache->v, cache->slot_positions,
+        batch,     length, cache->capacity};
+    GemmCall c{{m, n, d_model, MOSS_EPILOGUE_NONE, x, w_qkv, nullptr, nullptr,
+                q, /*layerNorm=*/true, gamma, beta, eps, &r},
+               static_cast<CUstream>(stream)};
+    return report(rt, runGemm(*rt, c)); // batch == 0: m == 0, a no-op
+  } catch (...) {
+    return report(rt, failure(MOSS_ERROR_CUDA,
+                              "moss_qkv_rope_cache: out of host memory"));
   }
 }
 

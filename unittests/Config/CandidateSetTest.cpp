@@ -123,9 +123,9 @@ TEST(CandidateKeyListTest, ZeroRows) {
 }
 
 TEST(CandidateKeyListTest, UnknownMode) {
-  std::string err = keyListError("1,3072,768,1\n4,768,3072,5\n");
-  EXPECT_CONTAINS(err, "keys.txt: key \"4,768,3072,5\": ");
-  EXPECT_CONTAINS(err, "mode 5 is unknown");
+  std::string err = keyListError("1,3072,768,1\n4,768,3072,6\n");
+  EXPECT_CONTAINS(err, "keys.txt: key \"4,768,3072,6\": ");
+  EXPECT_CONTAINS(err, "mode 6 is unknown");
 }
 
 TEST(CandidateKeyListTest, DuplicateKey) {
@@ -722,8 +722,8 @@ TEST(CandidateListTest, KeysNotAnObject) {
 }
 
 TEST(CandidateListTest, UnknownModeInKey) {
-  std::string err = editedError("\"4,768,768,0\": [", "\"4,768,768,5\": [");
-  EXPECT_CONTAINS(err, "key \"4,768,768,5\": mode 5 is unknown");
+  std::string err = editedError("\"4,768,768,0\": [", "\"4,768,768,6\": [");
+  EXPECT_CONTAINS(err, "key \"4,768,768,6\": mode 6 is unknown");
 }
 
 TEST(CandidateListTest, TileNotFourIntegers) {

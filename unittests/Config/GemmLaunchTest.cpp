@@ -110,8 +110,28 @@ TEST(GemmLaunchTest, LayerNormModesAddTheRowStatisticsAfterEverything) {
   EXPECT_EQ(ln.sharedBytes, ln.statsOffset + 4 * 16 * 8);
   EXPECT_FALSE(sameGemmLaunch(plain, ln));
   EXPECT_NE(
-      deriveError(3072, 768, {16, 64, 64, 1}, 5).find("mode 5 is unknown"),
+      deriveError(3072, 768, {16, 64, 64, 1}, 6).find("mode 6 is unknown"),
       std::string::npos);
+}
+
+TEST(GemmLaunchTest, QkvModeNeedsThreeGroupsOfWholeHeads) {
+  // Mode 5's launch is mode 3's: the QKV epilogue adds no shared memory.
+  GemmLaunch ln = derive(2304, 768, {16, 64, 64, 2}, kGemmModeLayerNorm);
+  GemmLaunch qkv =
+      derive(2304, 768, {16, 64, 64, 2}, kGemmModeLayerNormRopeCache);
+  EXPECT_TRUE(sameGemmLaunch(ln, qkv));
+  EXPECT_EQ(gemmModeInfo(kGemmModeLayerNormRopeCache)->epilogue,
+            kGemmEpilogueRopeCache);
+  // 3 * 768 = 2304 and 3 * 1280 = 3840 are legal; N not 3 * (64 h) is not.
+  std::string err;
+  EXPECT_TRUE(checkTileLegal(3840, 1280, 5, {8, 64, 128, 1}, err)) << err;
+  EXPECT_TRUE(checkTileLegal(768, 768, 5, {8, 32, 64, 1}, err)) << err;
+  for (int64_t n : {288, 2048, 2208, 2400}) {
+    err = deriveError(n, 768, {8, 32, 64, 1}, 5);
+    EXPECT_NE(err.find("is not 3 * d with d a multiple of 64"),
+              std::string::npos)
+        << n << ": " << err;
+  }
 }
 
 TEST(GemmLaunchTest, RowStrideIsSixteenWordsModThirtyTwo) {

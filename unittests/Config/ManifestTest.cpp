@@ -279,9 +279,9 @@ TEST_F(ManifestCorruptionTest, WrongTypes) {
 }
 
 TEST_F(ManifestCorruptionTest, OutOfRangeValues) {
-  std::string err = readError([&](json &d) { gemm0(d)["mode"] = 5; });
-  EXPECT_CONTAINS(err, "field \"mode\": expected integer >= 0 and <= 4, "
-                       "found 5");
+  std::string err = readError([&](json &d) { gemm0(d)["mode"] = 6; });
+  EXPECT_CONTAINS(err, "field \"mode\": expected integer >= 0 and <= 5, "
+                       "found 6");
 
   err = readError(
       [&](json &d) { gemm0(d)["functions"][0]["dynamic_shared_bytes"] = -1; });
@@ -522,6 +522,18 @@ TEST(CacheKeyTest, SeparatorsKeepFieldsApart) {
             computeCacheKey("a", "bc", "d", "e"));
   EXPECT_NE(computeCacheKey("a", "b", "cd", ""),
             computeCacheKey("a", "b", "c", "d"));
+}
+
+TEST(ManifestTest, KernelArgumentsFollowTheMode) {
+  EXPECT_EQ(gemmKernelArgNames(kGemmModeGelu).size(), 7u);
+  EXPECT_EQ(gemmKernelArgNames(kGemmModeLayerNorm).back(), "eps");
+  const std::vector<std::string> &qkv =
+      gemmKernelArgNames(kGemmModeLayerNormRopeCache);
+  ASSERT_EQ(qkv.size(), 17u);
+  EXPECT_EQ(qkv[9], "eps");
+  EXPECT_EQ(qkv[10], "positions");
+  EXPECT_EQ(qkv[14], "slot_positions");
+  EXPECT_EQ(qkv.back(), "capacity");
 }
 
 } // namespace

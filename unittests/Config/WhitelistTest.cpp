@@ -105,10 +105,16 @@ TEST(WhitelistTest, KeyOutOfRange) {
 }
 
 TEST(WhitelistTest, UnknownMode) {
-  std::string err = entryError("16,3072,768,5", "[16, 64, 64, 1]");
-  EXPECT_CONTAINS(err, keyPrefix("16,3072,768,5"));
-  EXPECT_CONTAINS(err, "mode 5 is unknown (expected 0 none, 1 gelu, 2 "
-                       "layerscale_residual, 3 layernorm, 4 layernorm_gelu)");
+  std::string err = entryError("16,3072,768,6", "[16, 64, 64, 1]");
+  EXPECT_CONTAINS(err, keyPrefix("16,3072,768,6"));
+  EXPECT_CONTAINS(err, "mode 6 is unknown (expected 0 none, 1 gelu, 2 "
+                       "layerscale_residual, 3 layernorm, 4 layernorm_gelu, "
+                       "5 layernorm_rope_cache)");
+  // Mode 5's N is three groups of whole heads (3 * 64 h).
+  EXPECT_CONTAINS(entryError("16,3000,768,5", "[16, 8, 64, 1]"),
+                  "N = 3000 is not 3 * d with d a multiple of 64");
+  EXPECT_CONTAINS(entryError("16,2208,768,5", "[16, 32, 64, 1]"),
+                  "N = 2208 is not 3 * d with d a multiple of 64");
 }
 
 TEST(WhitelistTest, LayerNormModesAreKeysOfTheirOwn) {
@@ -374,8 +380,19 @@ TEST(WhitelistTest, GemmModeNames) {
   EXPECT_STREQ(gemmModeName(2), "layerscale_residual");
   EXPECT_STREQ(gemmModeName(3), "layernorm");
   EXPECT_STREQ(gemmModeName(4), "layernorm_gelu");
-  EXPECT_EQ(gemmModeName(5), nullptr);
+  EXPECT_STREQ(gemmModeName(5), "layernorm_rope_cache");
+  EXPECT_EQ(gemmModeName(6), nullptr);
   EXPECT_EQ(gemmModeName(-1), nullptr);
+}
+
+TEST(WhitelistTest, RopeFrequenciesAreTheCodecsRoundedOnce) {
+  // 10000^(-2i/64): powers of ten every 16 pairs, decreasing in between.
+  EXPECT_EQ(ropeInverseFrequency(0), 1.0f);
+  EXPECT_EQ(ropeInverseFrequency(8), 0.1f);
+  EXPECT_EQ(ropeInverseFrequency(16), 0.01f);
+  EXPECT_EQ(ropeInverseFrequency(24), 0.001f);
+  for (int i = 1; i < kRopeHeadDim / 2; ++i)
+    EXPECT_LT(ropeInverseFrequency(i), ropeInverseFrequency(i - 1)) << i;
 }
 
 TEST(WhitelistTest, ModesAreTheirPrologueAndEpilogue) {
@@ -389,6 +406,7 @@ TEST(WhitelistTest, ModesAreTheirPrologueAndEpilogue) {
   EXPECT_FALSE(gemmModeInfo(kGemmModeGelu)->layerNorm);
   EXPECT_EQ(gemmModeOf(true, kGemmEpilogueLayerScaleResidual), -1);
   EXPECT_EQ(gemmModeOf(false, 7), -1);
+  EXPECT_EQ(gemmModeOf(false, kGemmEpilogueRopeCache), -1);
   EXPECT_EQ(gemmModeInfo(kGemmModeCount), nullptr);
 }
 

@@ -19,6 +19,12 @@ enum GemmEpilogue : int {
   kGemmEpilogueNone = 0,
   kGemmEpilogueGelu = 1,
   kGemmEpilogueLayerScaleResidual = 2,
+  /// The fused QKV epilogue of a decoder layer (out = q, plus the ring
+  /// cache): interleaved RoPE of q and k at each row's position, k and v
+  /// into the ring cache at slot position mod S, the slot table updated
+  /// (docs/kernel-abi.md, "The QKV epilogue"). Only with the LayerNorm
+  /// prologue; not a moss_epilogue_t.
+  kGemmEpilogueRopeCache = 3,
 };
 
 enum GemmMode : int {
@@ -29,13 +35,26 @@ enum GemmMode : int {
   /// rounded to bf16 before the product.
   kGemmModeLayerNorm = 3,
   kGemmModeLayerNormGelu = 4,
+  /// LayerNorm, then the QKV epilogue (kGemmEpilogueRopeCache): N = 3 d
+  /// columns q, k, v of d = heads * 64 each.
+  kGemmModeLayerNormRopeCache = 5,
 };
 
 /// Number of modes: valid modes are [0, kGemmModeCount).
-constexpr int kGemmModeCount = 5;
+constexpr int kGemmModeCount = 6;
+
+/// The QKV epilogue's head size and RoPE period: the codec's head_dim and
+/// max_period. Pair i of a head's dims (2i, 2i + 1) turns by the angle
+/// position * ropeInverseFrequency(i).
+constexpr int kRopeHeadDim = 64;
+constexpr double kRopeMaxPeriod = 10000.0;
+
+/// max_period^(-2i / head_dim) rounded to FP32 for i in [0, kRopeHeadDim /
+/// 2): the generated kernels and the fallback read the same table.
+float ropeInverseFrequency(int pair);
 
 struct GemmModeInfo {
-  const char *name; ///< "none", "gelu", ..., "layernorm_gelu".
+  const char *name; ///< "none", "gelu", ..., "layernorm_rope_cache".
   int epilogue;     ///< A GemmEpilogue.
   bool layerNorm;   ///< LayerNorm prologue on x (gamma, beta, eps).
 };
@@ -50,7 +69,8 @@ const char *gemmModeName(int mode);
 /// (LayerNorm with LayerScale + residual: no layer of the codec has it).
 int gemmModeOf(bool layerNorm, int epilogue);
 
-/// "0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 layernorm_gelu",
+/// "0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 layernorm_gelu,
+/// 5 layernorm_rope_cache",
 /// for messages that list what is expected.
 const char *gemmModeList();
 

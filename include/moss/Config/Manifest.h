@@ -32,7 +32,9 @@ constexpr const char *kSupportedChip = "sm_90a";
 
 /// Parameter names of the generated GEMM functions of `mode`, in ABI order:
 /// x, w, scale, residual, out, m, prefetch_w, and for the LayerNorm modes
-/// gamma, beta, eps after them (docs/kernel-abi.md).
+/// gamma, beta, eps after them, and for layernorm_rope_cache then positions,
+/// live, k_cache, v_cache, slot_positions, length, capacity
+/// (docs/kernel-abi.md).
 const std::vector<std::string> &gemmKernelArgNames(int mode);
 
 /// gridDim = (x, ceil(m / yPerM), z).

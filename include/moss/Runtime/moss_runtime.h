@@ -92,7 +92,7 @@ extern "C" {
  * enum or struct here changes incompatibly, so that a binding built against
  * one header (python/moss_kernels) can refuse a library built from another
  * instead of calling it with the wrong layout. */
-#define MOSS_RUNTIME_API_VERSION 3
+#define MOSS_RUNTIME_API_VERSION 4
 
 typedef struct moss_runtime_s *moss_runtime_t;
 
@@ -198,10 +198,10 @@ MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
  * LayerNorm of each x row first (the whitelist modes 3 layernorm, ep NONE,
  * and 4 layernorm_gelu, ep GELU; LAYERSCALE_RESIDUAL has no such mode and
  * is refused). In FP32: mean and var (population) over the row's k values,
- * rstd = rsqrt(var + eps) (rsqrt.approx.f32), LN(x)[r,c] = bf16((x - mean)*rstd*gamma[c] +
- * beta[c]), rounded once; then the product and epilogue as moss_ffn_gemm.
- * gamma, beta [k] bf16; eps finite and >= 0. The pointers follow
- * moss_ffn_gemm's rules (gamma and beta too; out overlaps none of them).
+ * rstd = rsqrt(var + eps) (rsqrt.approx.f32), LN(x)[r,c] = bf16((x -
+ * mean)*rstd*gamma[c] + beta[c]), rounded once; then the product and epilogue
+ * as moss_ffn_gemm. gamma, beta [k] bf16; eps finite and >= 0. The pointers
+ * follow moss_ffn_gemm's rules (gamma and beta too; out overlaps none of them).
  * The fallback normalises x into the stream's workspace slot (up to half
  * of it at a time) and runs cuBLASLt on it; a stream that finds every one of
  * the MOSS_RUNTIME_WORKSPACE_SLOTS reserved slots taken reserves a slot of
@@ -218,6 +218,58 @@ MOSS_RUNTIME_API int moss_layernorm_gemm_is_selected(moss_runtime_t rt,
                                                      int64_t m, int64_t n,
                                                      int64_t k,
                                                      moss_epilogue_t ep);
+
+/* The ring KV cache of one attention layer: k and v [batch, heads,
+ * capacity, 64] bf16 and slot_positions [batch, capacity] int64, all
+ * contiguous. The frame at absolute position p of row b lives in slot
+ * p % capacity; slot_positions[b,s] is the position slot s holds, -1 when it
+ * is empty (python/moss_kernels/ring_cache.py). (API version 4.) */
+typedef struct {
+  void *k;
+  void *v;
+  int64_t *slot_positions;
+  int64_t capacity;
+} moss_ring_cache;
+
+/* A decoder layer's LayerNorm, QKV projection, RoPE and ring-cache write in
+ * one call (whitelist mode 5, layernorm_rope_cache). With m = batch*length
+ * rows of x [m, d] (d = d_model, a multiple of 64; heads = d/64) and w_qkv
+ * [3d, d]:
+ *   qkv = moss_layernorm_gemm(x, gamma, beta, eps, w_qkv), ep NONE: the
+ *         bf16 [m, 3d] product, columns q, k, v of [heads, 64] each;
+ *   q and k of row r turned by its position p = positions[r] (interleaved
+ *         RoPE: dims (2i, 2i+1) by the angle float(p) * 10000^(-2i/64), in
+ *         FP32 on the bf16 values, rounded to bf16 once);
+ *   q -> q [batch, length, heads, 64] (the attention's q, BTHD storage);
+ *   k, v -> cache->k, cache->v [b, h, p % capacity, :];
+ *   cache->slot_positions[b, p % capacity] = live[r] ? p : -1 (a padding
+ *         frame empties its slot).
+ * positions [batch, length] int64 and live [batch, length] bool (one byte,
+ * nonzero = a real frame) are contiguous. Each row's positions must be >= 0
+ * and consecutive: the call cannot read them without a host sync, so a
+ * batch row whose positions are not writes nothing into the cache or the
+ * table (q is still written). Requirements (else
+ * MOSS_ERROR_INVALID_ARGUMENT, naming the argument): 1 <= length <=
+ * capacity <= INT32_MAX, batch >= 0, batch*length <= INT32_MAX; pointers
+ * non-NULL; x, w_qkv, gamma, beta, q, k, v 2-byte aligned, positions and
+ * slot_positions 8-byte aligned; q, k, v and slot_positions overlap nothing
+ * else. batch == 0 is a no-op. The generated kernel needs x, w_qkv, gamma,
+ * beta, q, k and v 16-byte aligned (else the fallback: moss_layernorm_gemm's
+ * prologue and cuBLASLt in the stream's workspace slot, then an exact RoPE
+ * and cache kernel). Asynchronous, capturable, no allocation after the
+ * stream's first fallback call (as moss_layernorm_gemm). (API version 4.) */
+MOSS_RUNTIME_API moss_status_t moss_qkv_rope_cache(
+    moss_runtime_t rt, int64_t batch, int64_t length, int64_t d_model,
+    const void *x, const void *gamma, const void *beta, float eps,
+    const void *w_qkv, const int64_t *positions, const void *live, void *q,
+    const moss_ring_cache *cache, void *stream);
+
+/* 1 when moss_qkv_rope_cache with these sizes runs a generated kernel (given
+ * 16-byte aligned pointers), 0 otherwise. (API version 4.) */
+MOSS_RUNTIME_API int moss_qkv_rope_cache_is_selected(moss_runtime_t rt,
+                                                     int64_t batch,
+                                                     int64_t length,
+                                                     int64_t d_model);
 
 typedef struct {
   int64_t B, H, T, S, D;

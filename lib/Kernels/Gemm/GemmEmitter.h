@@ -9,7 +9,8 @@
 // GemmCopies.cpp (cp.async of the W and x slab), GemmMma.cpp (mma.sync
 // stages), GemmWgmma.cpp (warpgroup MMA stages, the swizzled layout),
 // GemmEpilogue.cpp (partial sums, the fused epilogue), GemmSplitK.cpp (the
-// split-K hand-over), GemmLayerNorm.cpp (the LayerNorm prologue) and
+// split-K hand-over), GemmLayerNorm.cpp (the LayerNorm prologue),
+// GemmRopeCache.cpp (the QKV epilogue: RoPE and the ring cache) and
 // GemmKernelBuilder.cpp (the kernel body). Private
 // to the kernel builders and their tests.
 //
@@ -53,7 +54,23 @@ enum KernelArg {
   kGamma,
   kBeta,
   kEps,
+  kPositions,
+  kLive,
+  kKCache,
+  kVCache,
+  kSlotPositions,
+  kLength,
+  kCapacity,
   kNumArgs
+};
+
+/// The QKV epilogue's parameters (mode layernorm_rope_cache): q is the
+/// kernel's out, [m, d]; positions [B,T] i64 and live [B,T] i8 (m = B T
+/// rows); the caches [B,H,S,64] bf16 and the slot table [B,S] i64; length
+/// T and capacity S (i32).
+struct RopeCacheOperands {
+  mlir::Value q, positions, live, kCache, vCache, slotPositions, length,
+      capacity;
 };
 
 /// Tile shape plus derived quantities used while emitting one kernel.
@@ -85,6 +102,9 @@ public:
     args.append({i32, i32}); // m, prefetch_w
     if (shape.launch.layerNorm)
       args.append({globalPtr, globalPtr, f32}); // gamma, beta, eps
+    if (shape.epilogue == config::kGemmEpilogueRopeCache)
+      args.append({globalPtr, globalPtr, globalPtr, globalPtr, globalPtr, i32,
+                   i32}); // positions .. slot_positions, length, capacity
     return b.getFunctionType(args, {});
   }
 
@@ -194,6 +214,25 @@ public:
 
   Value gelu(Value v);
   Value packBf16(ArrayRef<Value> values);
+
+  // --- the QKV epilogue (GemmRopeCache.cpp) ----------------------------------
+  /// inv_freq of pairs 4 quad .. 4 quad + 3 of a head (config::
+  /// ropeInverseFrequency), as 4 floats.
+  Value ropeFrequencies(Value quad);
+  /// The 8 bf16 `rounded` (4 interleaved pairs, the first pair 4 quad of its
+  /// head) turned by `position` (i64): in FP32, (e, o) -> (e cos - o sin,
+  /// e sin + o cos) with angle = float(position) * inv_freq, each result
+  /// rounded to bf16.
+  Value ropeRotate(Value rounded, Value position, Value quad);
+  /// Whether batch row `batchRow`'s `length` positions are >= 0 and
+  /// consecutive (i1).
+  Value batchRowPositionsValid(Value positions, Value batchRow, Value length);
+  /// Stores item (row, columns n .. n + 7) of the product, rounded to bf16:
+  /// q (turned) into ops.q, k (turned) and v into the ring cache, and for
+  /// column 0 the row's slot-table entry; the cache and the table only when
+  /// the row's batch row has valid positions.
+  void storeRopeCacheItem(Value rounded, Value row, Value n,
+                          const RopeCacheOperands &ops);
 
   // --- LayerNorm prologue (GemmLayerNorm.cpp) --------------------------------
   /// The whole prologue, after issueCopies (so after griddepcontrol.wait):

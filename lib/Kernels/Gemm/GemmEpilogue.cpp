@@ -3,7 +3,7 @@
 // The warps' FP32 partial tiles summed in a fixed order, and the fused
 // epilogue with the rounding of the contract: v = bf16(acc); GELU bf16(0.5 v (1
 // + erf(v / sqrt 2))) in FP32; LayerScale bf16(bf16(v scale[n]) + residual[m,
-// n]).
+// n]). The QKV epilogue takes v on (GemmRopeCache.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Gemm/GemmEmitter.h"

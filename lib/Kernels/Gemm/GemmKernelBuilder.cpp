@@ -146,8 +146,20 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
       emitIf(store, [&] { body(mLocal, nLocal, row, add(nCta, nLocal)); });
     }
   };
+  const bool ropeCache = shape.epilogue == config::kGemmEpilogueRopeCache;
+  RopeCacheOperands ropeOperands;
+  if (ropeCache)
+    ropeOperands = {arg(kOut),    arg(kPositions), arg(kLive),
+                    arg(kKCache), arg(kVCache),    arg(kSlotPositions),
+                    arg(kLength), arg(kCapacity)};
   auto writeOut = [&](Value lo, Value hi, Value row, Value n) {
     Value rowOffset = mul(toI64(row), spec.n);
+    if (ropeCache) {
+      storeRopeCacheItem(
+          applyEpilogue(lo, hi, rowOffset, n, arg(kScale), arg(kResidual)), row,
+          n, ropeOperands);
+      return;
+    }
     Value outPtr = elementPtr(arg(kOut), bf16, add(rowOffset, toI64(n)));
     store16(applyEpilogue(lo, hi, rowOffset, n, arg(kScale), arg(kResidual)),
             outPtr);

@@ -2,7 +2,8 @@
 //
 // Each piece of the GEMM kernel in a function of its own: the slab copies,
 // the mma.sync and warpgroup-MMA stages, the wgmma descriptor, the fused
-// epilogue and the split-K hand-over, for the shape of a given tile.
+// epilogue, the split-K hand-over, the LayerNorm prologue and the QKV
+// epilogue (RoPE, the ring cache), for the shape of a given tile.
 //
 //===----------------------------------------------------------------------===//
 #include "PieceFunction.h"
@@ -132,6 +133,32 @@ bool emitGemmPiece(OpBuilder &b, ModuleOp module, StringRef piece, int64_t n,
     auto [mean, rstd] =
         emitter().rowStatistics(fn.arg(0), fn.arg(1), fn.arg(2));
     fn.finish({mean, rstd});
+    return true;
+  }
+  if (piece == "gemm-rope" || piece == "gemm-rope-cache-item") {
+    if (shape.epilogue != config::kGemmEpilogueRopeCache) {
+      error = "the QKV epilogue's pieces need mode 5";
+      return false;
+    }
+  }
+  if (piece == "gemm-rope") {
+    // (8 bf16, position, quad) -> the 8 bf16 turned
+    PieceFunction fn(b, module, piece,
+                     {VectorType::get({8}, t.bf16), t.i64, t.i32});
+    fn.finish(emitter().ropeRotate(fn.arg(0), fn.arg(1), fn.arg(2)));
+    return true;
+  }
+  if (piece == "gemm-rope-cache-item") {
+    // (8 bf16, row, n, q, positions, live, k_cache, v_cache, slot_positions,
+    // length, capacity)
+    PieceFunction fn(b, module, piece,
+                     {VectorType::get({8}, t.bf16), t.i32, t.i32, t.globalPtr,
+                      t.globalPtr, t.globalPtr, t.globalPtr, t.globalPtr,
+                      t.globalPtr, t.i32, t.i32});
+    gemm::RopeCacheOperands ops{fn.arg(3), fn.arg(4), fn.arg(5), fn.arg(6),
+                                fn.arg(7), fn.arg(8), fn.arg(9), fn.arg(10)};
+    emitter().storeRopeCacheItem(fn.arg(0), fn.arg(1), fn.arg(2), ops);
+    fn.finish({});
     return true;
   }
   error = ("unknown GEMM piece '" + piece + "'").str();

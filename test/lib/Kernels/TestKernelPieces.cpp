@@ -76,7 +76,8 @@ struct TestKernelPiecePass
   Option<int64_t> mode{
       *this, "mode",
       llvm::cl::desc("GEMM pieces: the whitelist mode (0 none, 1 gelu, 2 "
-                     "layerscale_residual, 3 layernorm, 4 layernorm_gelu)"),
+                     "layerscale_residual, 3 layernorm, 4 layernorm_gelu, 5 "
+                     "layernorm_rope_cache)"),
       llvm::cl::init(0)};
   Option<int64_t> threads{*this, "threads",
                           llvm::cl::desc("attention-copy-full: CTA size"),
