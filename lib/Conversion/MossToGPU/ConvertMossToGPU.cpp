@@ -23,6 +23,9 @@ struct ConvertMossToGPUPass
     bool lowerable = true;
     module.walk(
         [&](LinearOp op) { lowerable &= succeeded(checkLinearLowerable(op)); });
+    module.walk([&](QkvRopeCacheOp op) {
+      lowerable &= succeeded(checkQkvRopeCacheLowerable(op));
+    });
     module.walk([&](StreamingAttentionOp op) {
       lowerable &= succeeded(checkAttentionLowerable(op));
     });
@@ -30,6 +33,7 @@ struct ConvertMossToGPUPass
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateLinearToGPUPatterns(patterns);
+    populateQkvRopeCacheToGPUPatterns(patterns);
     populateAttentionToGPUPatterns(patterns);
 
     ConversionTarget target(getContext());

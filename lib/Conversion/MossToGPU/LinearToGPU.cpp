@@ -10,42 +10,14 @@
 #include "HostCall.h"
 #include "KernelModule.h"
 #include "moss/Config/GemmLaunch.h"
-#include "moss/Config/Whitelist.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Conversion/Passes.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"
-#include "moss/Kernels/GemmKernelBuilder.h"
-
-#include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 using namespace moss;
 
 namespace {
-/// Builds the kernel of a tiled op into the kernels module, once per name.
-LogicalResult buildKernelOf(LinearOp op, RewriterBase &rw) {
-  TileAttr tile = op.getTileAttr();
-  auto wType = cast<RankedTensorType>(op.getW().getType());
-  int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-  int mode = op.getMode();
-  config::GemmTile gemmTile{tile.getBm(), tile.getBn(), tile.getBk(),
-                            tile.getSplit()};
-  gpu::GPUModuleOp kernels =
-      getOrCreateKernelModule(rw, op->getParentOfType<ModuleOp>());
-  std::string name = config::gemmKernelName(n, k, mode, gemmTile);
-  if (SymbolTable::lookupSymbolIn(kernels, name))
-    return success();
-  OpBuilder::InsertionGuard guard(rw);
-  rw.setInsertionPointToEnd(kernels.getBody());
-  GemmKernelSpec spec{
-      n,   k, mode, tile.getBm(), tile.getBn(), tile.getBk(), tile.getSplit(),
-      name};
-  if (failed(buildGemmKernels(rw, op.getLoc(), kernels, spec)) ||
-      !kernels.lookupSymbol<gpu::GPUFuncOp>(name))
-    return op.emitOpError("could not build GEMM kernel ") << name;
-  return success();
-}
-
 struct LinearToGPU : OpConversionPattern<LinearOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -53,7 +25,10 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
                                 ConversionPatternRewriter &rw) const override {
     if (!op.getTileAttr() && !op.getVendorFallback())
       return failure(); // checkLinearLowerable reported it.
-    if (op.getTileAttr() && failed(buildKernelOf(op, rw)))
+    auto wType = cast<RankedTensorType>(op.getW().getType());
+    if (op.getTileAttr() &&
+        failed(buildGemmKernelOf(rw, op, op.getTileAttr(), wType.getDimSize(0),
+                                 wType.getDimSize(1), op.getMode())))
       return failure();
     Location loc = op.getLoc();
     Value x = dynamicBufferOf(rw, loc, adaptor.getX());

@@ -374,7 +374,7 @@ func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xb
 // -----
 
 func.func @f(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %g: tensor<3072xbf16>, %b: tensor<3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>) {
-  // expected-error @+1 {{layernorm(gamma, beta) with epilogue 'layerscale_residual' is no whitelist mode (expected 0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 layernorm_gelu)}}
+  // expected-error @+1 {{layernorm(gamma, beta) with epilogue 'layerscale_residual' is no whitelist mode (expected 0 none, 1 gelu, 2 layerscale_residual, 3 layernorm, 4 layernorm_gelu, 5 layernorm_rope_cache)}}
   %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) layernorm(%g, %b : tensor<3072xbf16>, tensor<3072xbf16>) eps 1.0e-05 epilogue layerscale_residual : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>
   return
 }
@@ -385,5 +385,122 @@ func.func @f(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %g: tensor<3072
 func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>) {
   // expected-error @+1 {{operands 'gamma' and 'beta' come together}}
   %y = "moss.linear"(%x, %w, %g) <{epilogue = #moss<epilogue gelu>, eps = 1.0e-05 : f32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0>}> : (tensor<4x768xbf16>, tensor<3072x768xbf16>, tensor<768xbf16>) -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: x must be [B, T, d].
+func.func @qkv_0(%x: tensor<30x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'x' must be a rank-3 tensor [B, T, d] of 'bf16', found 'tensor<30x768xbf16>'}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<30x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: w static.
+func.func @qkv_1(%x: tensor<2x15x768xbf16>, %w: tensor<?x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'w' must have a static shape [3d, d], found [?, 768]}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<?x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: w 3d x d.
+func.func @qkv_2(%x: tensor<2x15x736xbf16>, %w: tensor<2208x736xbf16>, %g: tensor<736xbf16>, %b: tensor<736xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'w' must be [3d, d] with d a multiple of 64 (heads of 64), found [2208, 736]}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<736xbf16>, tensor<736xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x736xbf16>, tensor<2208x736xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: x d.
+func.func @qkv_3(%x: tensor<2x15x512xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'x' must have d (from 'w') = 768, found 512}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x512xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: gamma.
+func.func @qkv_4(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<512xbf16>, %b: tensor<512xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'gamma' must have length d (from 'w') = 768, found 512}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<512xbf16>, tensor<512xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: eps.
+func.func @qkv_5(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{attribute 'eps' must be finite and >= 0, found -1}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps -1.0 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: positions dtype.
+func.func @qkv_6(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi32>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'positions' must be a rank-2 tensor [B, T] of 'i64', found 'tensor<2x15xi32>'}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi32>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: live shape.
+func.func @qkv_7(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x16xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'live' must be [B, T] = [2, 15] (from 'x'), found [2, 16]}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x16xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: k heads.
+func.func @qkv_8(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x8x250x64xbf16>, %v: tensor<2x8x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'k_cache' must be [B, H, S, 64] = [2, 12, 250, 64] (B from 'x', H = d / 64), found [2, 8, 250, 64]}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x8x250x64xbf16>, tensor<2x8x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: v type.
+func.func @qkv_9(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x200x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{operand 'v_cache' must have k_cache's type 'tensor<2x12x250x64xbf16>', found 'tensor<2x12x200x64xbf16>'}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x200x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: slots.
+func.func @qkv_10(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x200xi64>) {
+  // expected-error @+1 {{operand 'slot_positions' must be [B, S] = [2, 250] (from 'k_cache'), found [2, 200]}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x200xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: chunk.
+func.func @qkv_11(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x10x64xbf16>, %v: tensor<2x12x10x64xbf16>, %s: tensor<2x10xi64>) {
+  // expected-error @+1 {{a chunk of T = 15 frames does not fit a ring of S = 10 slots}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x10x64xbf16>, tensor<2x12x10x64xbf16>, tensor<2x10xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// -----
+
+// moss.qkv_rope_cache: q.
+func.func @qkv_12(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  // expected-error @+1 {{result 'q' must be 'tensor<2x15x12x64xbf16>', found 'tensor<2x15x768xbf16>'}}
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x768xbf16>
   return
 }

@@ -82,3 +82,18 @@ func.func @attention_explicit_bthd(%q: tensor<1x12x1x64xbf16>, %k: tensor<1x12x2
 func.func @attributes() attributes {attrs.tile = #moss.tile<1, 16, 32, 4>, attrs.epilogue = #moss<epilogue layerscale_residual>, attrs.layout = #moss<layout bhtd>} {
   return
 }
+
+// moss.qkv_rope_cache: static and dynamic B, T; tile and vendor_fallback.
+// CHECK-LABEL: func.func @qkv_rope_cache
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = moss.qkv_rope_cache %{{.*}}, %{{.*}} layernorm(%{{.*}}, %{{.*}} : tensor<768xbf16>, tensor<768xbf16>) eps 9.99999974E-6 positions(%{{.*}}, %{{.*}} : tensor<2x15xi64>, tensor<2x15xi1>) cache(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) tile <16, 64, 64, 2> : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+func.func @qkv_rope_cache(%x: tensor<2x15x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) tile <16, 64, 64, 2> : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @qkv_rope_cache_dynamic
+// CHECK: moss.qkv_rope_cache {{.*}} vendor_fallback : tensor<?x?x1280xbf16>, tensor<3840x1280xbf16> -> tensor<?x?x20x64xbf16>
+func.func @qkv_rope_cache_dynamic(%x: tensor<?x?x1280xbf16>, %w: tensor<3840x1280xbf16>, %g: tensor<1280xbf16>, %b: tensor<1280xbf16>, %pos: tensor<?x?xi64>, %live: tensor<?x?xi1>, %k: tensor<?x20x125x64xbf16>, %v: tensor<?x20x125x64xbf16>, %s: tensor<?x125xi64>) {
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<1280xbf16>, tensor<1280xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<?x?xi64>, tensor<?x?xi1>) cache(%k, %v, %s : tensor<?x20x125x64xbf16>, tensor<?x20x125x64xbf16>, tensor<?x125xi64>) vendor_fallback : tensor<?x?x1280xbf16>, tensor<3840x1280xbf16> -> tensor<?x?x20x64xbf16>
+  return
+}

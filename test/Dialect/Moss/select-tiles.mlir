@@ -71,3 +71,16 @@ func.func @layerscale_split(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, 
   %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) epilogue layerscale_residual vendor_fallback : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>
   return %y : tensor<4x768xbf16>
 }
+
+// -----
+
+// moss.qkv_rope_cache is key "B*T,3d,d,5": B = 2, T = 15 has a tile; with
+// a dynamic T no key names it.
+// CHECK-LABEL: func.func @qkv_rope_cache
+// CHECK: moss.qkv_rope_cache {{.*}} tile <16, 64, 64, 2> :
+// CHECK: moss.qkv_rope_cache {{.*}} vendor_fallback :
+func.func @qkv_rope_cache(%x: tensor<2x15x768xbf16>, %xd: tensor<2x?x768xbf16>, %w: tensor<2304x768xbf16>, %g: tensor<768xbf16>, %b: tensor<768xbf16>, %pos: tensor<2x15xi64>, %live: tensor<2x15xi1>, %posd: tensor<2x?xi64>, %lived: tensor<2x?xi1>, %k: tensor<2x12x250x64xbf16>, %v: tensor<2x12x250x64xbf16>, %s: tensor<2x250xi64>) {
+  %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%pos, %live : tensor<2x15xi64>, tensor<2x15xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x15x768xbf16>, tensor<2304x768xbf16> -> tensor<2x15x12x64xbf16>
+  %q2, %k2, %v2, %s2 = moss.qkv_rope_cache %xd, %w layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05 positions(%posd, %lived : tensor<2x?xi64>, tensor<2x?xi1>) cache(%k, %v, %s : tensor<2x12x250x64xbf16>, tensor<2x12x250x64xbf16>, tensor<2x250xi64>) : tensor<2x?x768xbf16>, tensor<2304x768xbf16> -> tensor<2x?x12x64xbf16>
+  return
+}

@@ -11,13 +11,15 @@ inline constexpr llvm::StringLiteral kKernelModuleName = "moss_kernels";
 /// The runtime entry points the host side of the ops calls (HostCall.h):
 /// moss.linear (a second one with scale and residual for
 /// layerscale_residual, a third with gamma, beta and eps for the LayerNorm
-/// modes) and moss.streaming_attention (a second one for the mask from
-/// positions).
+/// modes), moss.qkv_rope_cache and moss.streaming_attention (a second one
+/// for the mask from positions).
 inline constexpr llvm::StringLiteral kRuntimeLinearFn = "moss_ffn_gemm";
 inline constexpr llvm::StringLiteral kRuntimeLinearScaleResidualFn =
     "moss_ffn_gemm_layerscale_residual";
 inline constexpr llvm::StringLiteral kRuntimeLinearLayerNormFn =
     "moss_layernorm_gemm";
+inline constexpr llvm::StringLiteral kRuntimeQkvRopeCacheFn =
+    "moss_qkv_rope_cache";
 inline constexpr llvm::StringLiteral kRuntimeAttentionFn =
     "moss_streaming_attention";
 inline constexpr llvm::StringLiteral kRuntimeAttentionPositionsFn =
@@ -40,6 +42,15 @@ mlir::LogicalResult checkLinearLowerable(LinearOp op);
 
 /// Patterns lowering tiled / fallback-marked `moss.linear` ops.
 void populateLinearToGPUPatterns(mlir::RewritePatternSet &patterns);
+
+class QkvRopeCacheOp;
+
+/// checkLinearLowerable for `moss.qkv_rope_cache` (mode 5).
+mlir::LogicalResult checkQkvRopeCacheLowerable(QkvRopeCacheOp op);
+
+/// Patterns lowering tiled / fallback-marked `moss.qkv_rope_cache` ops
+/// (lib/Conversion/MossToGPU/QkvRopeCacheToGPU.cpp).
+void populateQkvRopeCacheToGPUPatterns(mlir::RewritePatternSet &patterns);
 
 class StreamingAttentionOp;
 

@@ -6,6 +6,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace moss;
@@ -276,3 +277,95 @@ LogicalResult StreamingAttentionOp::verifyPositions(int64_t b, int64_t t,
 
 #define GET_OP_CLASSES
 #include "moss/Dialect/Moss/IR/MossOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// QkvRopeCacheOp
+//===----------------------------------------------------------------------===//
+
+int QkvRopeCacheOp::getMode() { return config::kGemmModeLayerNormRopeCache; }
+
+LogicalResult QkvRopeCacheOp::verify() {
+  Operation *op = getOperation();
+  MLIRContext *ctx = getContext();
+  Type bf16 = BFloat16Type::get(ctx), i64 = IntegerType::get(ctx, 64),
+       i1 = IntegerType::get(ctx, 1);
+  auto x = expectTensor(op, "x", getX().getType(), 3, bf16, "[B, T, d]");
+  auto w = expectTensor(op, "w", getW().getType(), 2, bf16, "[3d, d]");
+  if (failed(x) || failed(w))
+    return failure();
+  // The kernel is specialised on d: w's shape is static, as moss.linear's.
+  if (!w->hasStaticShape())
+    return emitOpError() << "operand 'w' must have a static shape [3d, d], "
+                            "found "
+                         << shapeText(w->getShape());
+  const int64_t d = w->getDimSize(1);
+  const int64_t headDim = config::kRopeHeadDim;
+  if (d % headDim != 0 || w->getDimSize(0) != 3 * d)
+    return emitOpError() << "operand 'w' must be [3d, d] with d a multiple of "
+                         << headDim << " (heads of " << headDim << "), found "
+                         << shapeText(w->getShape());
+  const int64_t b = x->getDimSize(0), t = x->getDimSize(1), heads = d / headDim;
+  if (!compatible(x->getDimSize(2), d))
+    return dimMismatch(op, "x", "d (from 'w')", d, x->getDimSize(2));
+  for (auto [name, value] : {std::pair<StringRef, Value>{"gamma", getGamma()},
+                             {"beta", getBeta()}}) {
+    auto vec = expectTensor(op, name, value.getType(), 1, bf16, "[d]");
+    if (failed(vec))
+      return failure();
+    if (!compatible(vec->getDimSize(0), d))
+      return dimMismatch(op, name, "length d (from 'w')", d,
+                         vec->getDimSize(0));
+  }
+  float eps = getEpsAttr().getValueAsDouble();
+  if (!std::isfinite(eps) || eps < 0)
+    return emitOpError() << "attribute 'eps' must be finite and >= 0, found "
+                         << eps;
+  // [B, T] tables of the chunk's frames.
+  for (auto [name, value, elem] :
+       {std::tuple<StringRef, Value, Type>{"positions", getPositions(), i64},
+        {"live", getLive(), i1}}) {
+    auto table = expectTensor(op, name, value.getType(), 2, elem, "[B, T]");
+    if (failed(table))
+      return failure();
+    if (!compatible(table->getDimSize(0), b) ||
+        !compatible(table->getDimSize(1), t))
+      return emitOpError() << "operand '" << name
+                           << "' must be [B, T] = " << shapeText({b, t})
+                           << " (from 'x'), found "
+                           << shapeText(table->getShape());
+  }
+  auto k = expectTensor(op, "k_cache", getKCache().getType(), 4, bf16,
+                        "[B, H, S, 64]");
+  if (failed(k))
+    return failure();
+  const int64_t s = k->getDimSize(2);
+  if (!compatible(k->getDimSize(0), b) ||
+      !compatible(k->getDimSize(1), heads) || k->getDimSize(3) != headDim)
+    return emitOpError() << "operand 'k_cache' must be [B, H, S, 64] = "
+                         << shapeText({b, heads, s, headDim})
+                         << " (B from 'x', H = d / 64), found "
+                         << shapeText(k->getShape());
+  if (getVCache().getType() != getKCache().getType())
+    return emitOpError() << "operand 'v_cache' must have k_cache's type "
+                         << getKCache().getType() << ", found "
+                         << getVCache().getType();
+  auto slots = expectTensor(op, "slot_positions", getSlotPositions().getType(),
+                            2, i64, "[B, S]");
+  if (failed(slots))
+    return failure();
+  if (!compatible(slots->getDimSize(0), b) ||
+      !compatible(slots->getDimSize(1), s))
+    return emitOpError() << "operand 'slot_positions' must be [B, S] = "
+                         << shapeText({b, s}) << " (from 'k_cache'), found "
+                         << shapeText(slots->getShape());
+  if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(s) && t > s)
+    return emitOpError() << "a chunk of T = " << t
+                         << " frames does not fit a ring of S = " << s
+                         << " slots";
+  auto q = cast<RankedTensorType>(getQ().getType());
+  auto expectedQ = RankedTensorType::get({b, t, heads, headDim}, bf16);
+  if (q != expectedQ)
+    return emitOpError() << "result 'q' must be " << expectedQ << ", found "
+                         << q;
+  return success();
+}

@@ -1,8 +1,8 @@
 //===- SelectTiles.cpp - attach whitelist tiles to moss.linear ------------===//
 //
 // The whitelist is the only source of tile choices: this pass looks each
-// moss.linear up by its exact (M, N, K, mode) and either attaches the tile or
-// marks the op for the vendor fallback.
+// moss.linear (and moss.qkv_rope_cache, M = B * T) up by its exact (M, N, K,
+// mode) and either attaches the tile or marks the op for the vendor fallback.
 //
 //===----------------------------------------------------------------------===//
 #include "moss/Config/Whitelist.h"
@@ -21,26 +21,42 @@ using namespace mlir;
 using namespace moss;
 
 namespace {
-/// Attaches each moss.linear's tile from `table`, or marks it for the vendor
-/// fallback.
+/// Attaches the tile of key (m, n, k, mode) in `table` to `op` (a
+/// moss.linear or moss.qkv_rope_cache), or marks it for the vendor fallback
+/// (also when a size is dynamic: no key names it).
+template <typename Op>
+void attachTile(Op op, const config::Whitelist &table, int64_t m, int64_t n,
+                int64_t k, int mode) {
+  const config::WhitelistEntry *entry = nullptr;
+  if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) &&
+      !ShapedType::isDynamic(k))
+    entry = table.find(m, n, k, mode);
+  op.removeTileAttr();
+  op.removeVendorFallbackAttr();
+  if (entry) {
+    const config::GemmTile &t = entry->tile;
+    op.setTileAttr(TileAttr::get(op.getContext(), t.bm, t.bn, t.bk, t.split));
+  } else {
+    op.setVendorFallback(true);
+  }
+}
+
 void attachTiles(ModuleOp module, const config::Whitelist &table) {
-  MLIRContext *ctx = module.getContext();
   module.walk([&](LinearOp op) {
     auto x = cast<RankedTensorType>(op.getX().getType());
     auto w = cast<RankedTensorType>(op.getW().getType());
-    int64_t m = x.getDimSize(0), n = w.getDimSize(0), k = w.getDimSize(1);
-    const config::WhitelistEntry *entry = nullptr;
-    if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) &&
-        !ShapedType::isDynamic(k))
-      entry = table.find(m, n, k, op.getMode());
-    op.removeTileAttr();
-    op.removeVendorFallbackAttr();
-    if (entry) {
-      const config::GemmTile &t = entry->tile;
-      op.setTileAttr(TileAttr::get(ctx, t.bm, t.bn, t.bk, t.split));
-    } else {
-      op.setVendorFallback(true);
-    }
+    attachTile(op, table, x.getDimSize(0), w.getDimSize(0), w.getDimSize(1),
+               op.getMode());
+  });
+  // Its GEMM has M = B * T rows.
+  module.walk([&](QkvRopeCacheOp op) {
+    auto x = cast<RankedTensorType>(op.getX().getType());
+    auto w = cast<RankedTensorType>(op.getW().getType());
+    int64_t b = x.getDimSize(0), t = x.getDimSize(1);
+    int64_t m = ShapedType::isDynamic(b) || ShapedType::isDynamic(t)
+                    ? ShapedType::kDynamic
+                    : b * t;
+    attachTile(op, table, m, w.getDimSize(0), w.getDimSize(1), op.getMode());
   });
 }
 

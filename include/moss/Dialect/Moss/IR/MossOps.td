@@ -83,6 +83,80 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
   }];
 }
 
+def Moss_QkvRopeCacheOp : Moss_Op<"qkv_rope_cache", [Pure,
+    AllTypesMatch<["k_cache", "k_cache_out"]>,
+    AllTypesMatch<["v_cache", "v_cache_out"]>,
+    AllTypesMatch<["slot_positions", "slot_positions_out"]>]> {
+  let summary = "LayerNorm, QKV projection, RoPE and ring-cache write of a "
+                "decoder layer";
+  let description = [{
+    The first step of a decoder layer, one generated kernel (whitelist mode
+    5, `layernorm_rope_cache`, key `"M,3d,d,5"` with `M = B·T`). For
+    `x : [B, T, d]` (`d = 64·H`), `w : [3d, d]`, `gamma, beta : [d]` (BF16),
+    `positions : [B, T]` (i64, the frames' absolute positions, >= 0 and
+    consecutive along T), `live : [B, T]` (i1, false for a padding frame) and
+    the ring cache `k_cache, v_cache : [B, H, S, 64]` (BF16) with
+    `slot_positions : [B, S]` (i64, -1 for an empty slot), `T <= S`:
+
+    1. `x'` = the LayerNorm of `moss.linear`'s `layernorm(gamma, beta) eps E`
+       (FP32 statistics, `rsqrt.approx.f32`, rounded to BF16 once);
+    2. `v = bf16(acc)` of `acc = Σ_k x'[m, k] · w[n, k]` (FP32), columns
+       `[0, d)` q, `[d, 2d)` k, `[2d, 3d)` v, each `[H, 64]`;
+    3. q and k turned by interleaved RoPE at `p = positions[b, t]`: pair `i`
+       of a head (dims `2i, 2i+1`) by `θ = f32(p) · f32(10000^(-2i/64))`
+       (one rounded product), `(e, o) -> (bf16(e·cos θ − o·sin θ),
+       bf16(e·sin θ + o·cos θ))` in FP32, each product and sum rounded (no
+       FMA), cos and sin from libdevice;
+    4. results: `q : [B, T, H, 64]`; the caches with `k` and `v` of frame
+       `(b, t)` at slot `p mod S` of every head; `slot_positions[b, p mod S]
+       = live ? p : -1` (`RingKvCache.append` of
+       python/moss_kernels/ring_cache.py). A batch row whose positions are
+       negative or not consecutive leaves its cache rows and slots as they
+       were (q is still computed).
+
+    `tile` comes from `moss-select-tiles`; `vendor_fallback` marks an op the
+    whitelist does not name (cuBLASLt and exact prologue and epilogue
+    kernels).
+
+    ```mlir
+    %q, %k1, %v1, %s1 = moss.qkv_rope_cache %x, %w
+        layernorm(%g, %b : tensor<768xbf16>, tensor<768xbf16>) eps 1.0e-05
+        positions(%pos, %live : tensor<?x?xi64>, tensor<?x?xi1>)
+        cache(%k, %v, %slots : tensor<?x12x250x64xbf16>,
+              tensor<?x12x250x64xbf16>, tensor<?x250xi64>)
+        : tensor<?x?x768xbf16>, tensor<2304x768xbf16> -> tensor<?x?x12x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$w,
+                       AnyRankedTensor:$gamma, AnyRankedTensor:$beta,
+                       F32Attr:$eps,
+                       AnyRankedTensor:$positions, AnyRankedTensor:$live,
+                       AnyRankedTensor:$k_cache, AnyRankedTensor:$v_cache,
+                       AnyRankedTensor:$slot_positions,
+                       OptionalAttr<Moss_TileAttr>:$tile,
+                       UnitAttr:$vendor_fallback);
+  let results = (outs AnyRankedTensor:$q, AnyRankedTensor:$k_cache_out,
+                      AnyRankedTensor:$v_cache_out,
+                      AnyRankedTensor:$slot_positions_out);
+  let assemblyFormat = [{
+    $x `,` $w
+    `layernorm` `(` $gamma `,` $beta `:` type($gamma) `,` type($beta) `)`
+    `eps` $eps
+    `positions` `(` $positions `,` $live `:` type($positions) `,` type($live) `)`
+    `cache` `(` $k_cache `,` $v_cache `,` $slot_positions `:` type($k_cache)
+        `,` type($v_cache) `,` type($slot_positions) `)`
+    (`tile` $tile^)?
+    (`vendor_fallback` $vendor_fallback^)?
+    attr-dict `:` type($x) `,` type($w) `->` type($q)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The whitelist mode of the op: layernorm_rope_cache
+    /// (moss/Config/GemmMode.h).
+    static int getMode();
+  }];
+}
+
 def Moss_StreamingAttentionOp
     : Moss_Op<"streaming_attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "masked softmax attention over a ring KV cache";
