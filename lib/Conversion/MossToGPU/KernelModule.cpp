@@ -2,6 +2,7 @@
 #include "KernelModule.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 
+#include "moss/Config/GemmLaunch.h"
 #include "moss/Config/Whitelist.h"
 #include "moss/Kernels/GemmKernelBuilder.h"
 
@@ -19,9 +20,36 @@ gpu::GPUModuleOp moss::getOrCreateKernelModule(RewriterBase &rw, ModuleOp top) {
   return gpu::GPUModuleOp::create(rw, top.getLoc(), kKernelModuleName);
 }
 
+LogicalResult moss::checkGemmLowerable(Operation *op, TileAttr tile,
+                                       bool vendorFallback, RankedTensorType w,
+                                       int mode) {
+  if (!tile) {
+    if (vendorFallback)
+      return success();
+    return op->emitOpError("has neither a 'tile' nor 'vendor_fallback': run "
+                           "moss-select-tiles first");
+  }
+  int64_t n = w.getDimSize(0), k = w.getDimSize(1);
+  if (ShapedType::isDynamic(n) || ShapedType::isDynamic(k))
+    return op->emitOpError("a generated kernel needs static N and K, found ")
+           << w;
+  config::GemmLaunch launch;
+  std::string err;
+  if (!config::deriveGemmLaunch(
+          n, k, mode,
+          {tile.getBm(), tile.getBn(), tile.getBk(), tile.getSplit()}, launch,
+          err))
+    return op->emitOpError() << "tile " << tile << " cannot serve N = " << n
+                             << ", K = " << k << ": " << err;
+  return success();
+}
+
 LogicalResult moss::buildGemmKernelOf(RewriterBase &rw, Operation *op,
-                                      TileAttr tile, int64_t n, int64_t k,
-                                      int mode) {
+                                      TileAttr tile, bool vendorFallback,
+                                      RankedTensorType w, int mode) {
+  if (!tile)
+    return success(vendorFallback); // checkGemmLowerable reported it.
+  const int64_t n = w.getDimSize(0), k = w.getDimSize(1);
   config::GemmTile gemmTile{tile.getBm(), tile.getBn(), tile.getBk(),
                             tile.getSplit()};
   gpu::GPUModuleOp kernels =

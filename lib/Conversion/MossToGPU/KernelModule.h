@@ -15,12 +15,22 @@ namespace moss {
 mlir::gpu::GPUModuleOp getOrCreateKernelModule(mlir::RewriterBase &rw,
                                                mlir::ModuleOp top);
 
-/// Builds the GEMM kernel of (n, k, mode, tile) into the kernels module of
-/// `op`'s module, once per kernel name; emits an error on `op` on failure.
-/// moss.linear and moss.qkv_rope_cache share it.
+/// The lowering checks of a GEMM-backed op (moss.linear,
+/// moss.qkv_rope_cache) with weight type `w` and whitelist mode `mode`:
+/// a tile or vendor_fallback; with a tile, static N and K that it serves.
+/// Emits the error on `op`.
+mlir::LogicalResult checkGemmLowerable(mlir::Operation *op, TileAttr tile,
+                                       bool vendorFallback,
+                                       mlir::RankedTensorType w, int mode);
+
+/// The kernel side of such an op: fails (the check reported why) without a
+/// tile or vendor_fallback; with a tile, builds the GEMM kernel of (N, K,
+/// mode, tile) into the kernels module of `op`'s module, once per kernel
+/// name, emitting an error on `op` on failure.
 mlir::LogicalResult buildGemmKernelOf(mlir::RewriterBase &rw,
                                       mlir::Operation *op, TileAttr tile,
-                                      int64_t n, int64_t k, int mode);
+                                      bool vendorFallback,
+                                      mlir::RankedTensorType w, int mode);
 } // namespace moss
 
 #endif // MOSS_LIB_CONVERSION_MOSSTOGPU_KERNELMODULE_H

@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "HostCall.h"
 #include "KernelModule.h"
-#include "moss/Config/GemmLaunch.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Conversion/Passes.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"
@@ -23,12 +22,9 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
 
   LogicalResult matchAndRewrite(LinearOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
-    if (!op.getTileAttr() && !op.getVendorFallback())
-      return failure(); // checkLinearLowerable reported it.
-    auto wType = cast<RankedTensorType>(op.getW().getType());
-    if (op.getTileAttr() &&
-        failed(buildGemmKernelOf(rw, op, op.getTileAttr(), wType.getDimSize(0),
-                                 wType.getDimSize(1), op.getMode())))
+    if (failed(buildGemmKernelOf(
+            rw, op, op.getTileAttr(), op.getVendorFallback(),
+            cast<RankedTensorType>(op.getW().getType()), op.getMode())))
       return failure();
     Location loc = op.getLoc();
     Value x = dynamicBufferOf(rw, loc, adaptor.getX());
@@ -69,27 +65,9 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
 } // namespace
 
 LogicalResult moss::checkLinearLowerable(LinearOp op) {
-  TileAttr tile = op.getTileAttr();
-  if (!tile) {
-    if (op.getVendorFallback())
-      return success();
-    return op.emitOpError("has neither a 'tile' nor 'vendor_fallback': run "
-                          "moss-select-tiles first");
-  }
-  auto wType = cast<RankedTensorType>(op.getW().getType());
-  int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-  if (ShapedType::isDynamic(n) || ShapedType::isDynamic(k))
-    return op.emitOpError("a generated kernel needs static N and K, found ")
-           << wType;
-  config::GemmLaunch launch;
-  std::string err;
-  if (!config::deriveGemmLaunch(
-          n, k, op.getMode(),
-          {tile.getBm(), tile.getBn(), tile.getBk(), tile.getSplit()}, launch,
-          err))
-    return op.emitOpError() << "tile " << tile << " cannot serve N = " << n
-                            << ", K = " << k << ": " << err;
-  return success();
+  return checkGemmLowerable(op, op.getTileAttr(), op.getVendorFallback(),
+                            cast<RankedTensorType>(op.getW().getType()),
+                            op.getMode());
 }
 
 void moss::populateLinearToGPUPatterns(RewritePatternSet &patterns) {

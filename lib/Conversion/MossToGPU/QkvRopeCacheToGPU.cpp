@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 #include "HostCall.h"
 #include "KernelModule.h"
-#include "moss/Config/GemmLaunch.h"
 #include "moss/Conversion/MossToGPU/MossToGPU.h"
 #include "moss/Dialect/Moss/IR/MossOps.h"
 
@@ -51,12 +50,9 @@ struct QkvRopeCacheToGPU : OpConversionPattern<QkvRopeCacheOp> {
 
   LogicalResult matchAndRewrite(QkvRopeCacheOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rw) const override {
-    if (!op.getTileAttr() && !op.getVendorFallback())
-      return failure(); // checkQkvRopeCacheLowerable reported it.
-    auto wType = cast<RankedTensorType>(op.getW().getType());
-    if (op.getTileAttr() &&
-        failed(buildGemmKernelOf(rw, op, op.getTileAttr(), wType.getDimSize(0),
-                                 wType.getDimSize(1), op.getMode())))
+    if (failed(buildGemmKernelOf(
+            rw, op, op.getTileAttr(), op.getVendorFallback(),
+            cast<RankedTensorType>(op.getW().getType()), op.getMode())))
       return failure();
     Location loc = op.getLoc();
     Value x = dynamicBufferOf(rw, loc, adaptor.getX());
@@ -98,25 +94,9 @@ struct QkvRopeCacheToGPU : OpConversionPattern<QkvRopeCacheOp> {
 } // namespace
 
 LogicalResult moss::checkQkvRopeCacheLowerable(QkvRopeCacheOp op) {
-  TileAttr tile = op.getTileAttr();
-  if (!tile) {
-    if (op.getVendorFallback())
-      return success();
-    return op.emitOpError("has neither a 'tile' nor 'vendor_fallback': run "
-                          "moss-select-tiles first");
-  }
-  // The verifier made w static [3d, d].
-  auto wType = cast<RankedTensorType>(op.getW().getType());
-  config::GemmLaunch launch;
-  std::string err;
-  if (!config::deriveGemmLaunch(
-          wType.getDimSize(0), wType.getDimSize(1), op.getMode(),
-          {tile.getBm(), tile.getBn(), tile.getBk(), tile.getSplit()}, launch,
-          err))
-    return op.emitOpError()
-           << "tile " << tile << " cannot serve N = " << wType.getDimSize(0)
-           << ", K = " << wType.getDimSize(1) << ": " << err;
-  return success();
+  return checkGemmLowerable(op, op.getTileAttr(), op.getVendorFallback(),
+                            cast<RankedTensorType>(op.getW().getType()),
+                            op.getMode());
 }
 
 void moss::populateQkvRopeCacheToGPUPatterns(RewritePatternSet &patterns) {
