@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ArgChecks.h"
+#include "ArgChecksTestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -19,28 +20,11 @@
 #include <utility>
 
 using namespace moss::runtime;
+using namespace moss::runtime::test;
 
 namespace {
 
-const void *at(uintptr_t address) {
-  return reinterpret_cast<const void *>(address);
-}
-void *mutableAt(uintptr_t address) { return reinterpret_cast<void *>(address); }
-
 constexpr uintptr_t kTop = std::numeric_limits<uintptr_t>::max();
-
-/// The status's message contains `part` (and the status is an error).
-::testing::AssertionResult rejects(const Status &status,
-                                   const std::string &part) {
-  if (status.ok())
-    return ::testing::AssertionFailure() << "accepted";
-  if (status.code != MOSS_ERROR_INVALID_ARGUMENT)
-    return ::testing::AssertionFailure() << "code " << status.code;
-  if (status.message.find(part) == std::string::npos)
-    return ::testing::AssertionFailure()
-           << "message \"" << status.message << "\" lacks \"" << part << "\"";
-  return ::testing::AssertionSuccess();
-}
 
 // --- GEMM --------------------------------------------------------------------
 

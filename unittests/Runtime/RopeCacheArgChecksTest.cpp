@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ArgChecks.h"
+#include "ArgChecksTestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -15,25 +16,9 @@
 #include <string>
 
 using namespace moss::runtime;
+using namespace moss::runtime::test;
 
 namespace {
-
-const void *at(uintptr_t address) {
-  return reinterpret_cast<const void *>(address);
-}
-void *mutableAt(uintptr_t address) { return reinterpret_cast<void *>(address); }
-
-::testing::AssertionResult rejects(const Status &status,
-                                   const std::string &part) {
-  if (status.ok())
-    return ::testing::AssertionFailure() << "accepted";
-  if (status.code != MOSS_ERROR_INVALID_ARGUMENT)
-    return ::testing::AssertionFailure() << "code " << status.code;
-  if (status.message.find(part) == std::string::npos)
-    return ::testing::AssertionFailure()
-           << "message \"" << status.message << "\" lacks \"" << part << "\"";
-  return ::testing::AssertionSuccess();
-}
 
 /// batch 2, length 3, d 128 (2 heads), capacity 8; buffers 1 MiB apart.
 struct Call {
