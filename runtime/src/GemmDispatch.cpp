@@ -292,24 +292,25 @@ MOSS_RUNTIME_API moss_status_t moss_qkv_rope_cache(
   if (!rt)
     return report(nullptr, invalidArgument("moss_qkv_rope_cache: rt is NULL"));
   try {
-    const std::string where =
-        "moss_qkv_rope_cache(batch=" + std::to_string(batch) +
-        ", length=" + std::to_string(length) +
-        ", d_model=" + std::to_string(d_model) + "): ";
-    if (!cache)
-      return report(rt, invalidArgument(where + "cache is NULL"));
+    // The sizes first, so the messages can use the call's label.
+    const moss_ring_cache none{};
+    const moss_ring_cache &ring = cache ? *cache : none;
+    RopeCacheArgs r{positions,           live,  ring.k, ring.v,
+                    ring.slot_positions, batch, length, ring.capacity};
     int64_t m = 0, n = 0;
-    if (batch < 0 || __builtin_mul_overflow(batch, length, &m) ||
-        __builtin_mul_overflow(d_model, 3, &n))
-      return report(rt, invalidArgument(where + "batch must be >= 0 and "
-                                                "batch*length, 3*d_model "
-                                                "must not overflow"));
-    RopeCacheArgs r{
-        positions, live,   cache->k,       cache->v, cache->slot_positions,
-        batch,     length, cache->capacity};
+    const bool sizesFit = batch >= 0 &&
+                          !__builtin_mul_overflow(batch, length, &m) &&
+                          !__builtin_mul_overflow(d_model, 3, &n);
     GemmCall c{{m, n, d_model, MOSS_EPILOGUE_NONE, x, w_qkv, nullptr, nullptr,
                 q, /*layerNorm=*/true, gamma, beta, eps, &r},
                static_cast<CUstream>(stream)};
+    if (!sizesFit)
+      return report(rt, invalidArgument(c.label() +
+                                        ": batch must be >= 0 and "
+                                        "batch*length, 3*d_model must not "
+                                        "overflow"));
+    if (!cache)
+      return report(rt, invalidArgument(c.label() + ": cache is NULL"));
     return report(rt, runGemm(*rt, c)); // batch == 0: m == 0, a no-op
   } catch (...) {
     return report(rt, failure(MOSS_ERROR_CUDA,
