@@ -51,6 +51,34 @@ LogicalResult dimMismatch(Operation *op, StringRef name, StringRef what,
                            << " = " << dimText(expected) << ", found "
                            << dimText(found);
 }
+
+/// The LayerNorm's gamma and beta of moss.linear and moss.qkv_rope_cache:
+/// bf16 vectors of length `k` (named `kName`, taken from `kSource`).
+LogicalResult verifyGammaBeta(Operation *op, Value gamma, Value beta, int64_t k,
+                              StringRef kName, StringRef kSource) {
+  Type bf16 = BFloat16Type::get(op->getContext());
+  const std::string shapeDoc = ("[" + kName + "]").str();
+  const std::string what =
+      ("length " + kName + " (from '" + kSource + "')").str();
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"gamma", gamma}, {"beta", beta}}) {
+    auto vec = expectTensor(op, name, value.getType(), 1, bf16, shapeDoc);
+    if (failed(vec))
+      return failure();
+    if (!compatible(vec->getDimSize(0), k))
+      return dimMismatch(op, name, what, k, vec->getDimSize(0));
+  }
+  return success();
+}
+
+/// The LayerNorm's eps: finite and >= 0.
+LogicalResult verifyEps(Operation *op, FloatAttr epsAttr) {
+  float eps = epsAttr.getValueAsDouble();
+  if (!std::isfinite(eps) || eps < 0)
+    return op->emitOpError()
+           << "attribute 'eps' must be finite and >= 0, found " << eps;
+  return success();
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -64,7 +92,6 @@ int LinearOp::getMode() {
 
 LogicalResult LinearOp::verifyLayerNorm(int64_t k) {
   Operation *op = getOperation();
-  Type bf16 = BFloat16Type::get(getContext());
   if (!getGamma() || !getBeta()) {
     if (getGamma() || getBeta())
       return emitOpError("operands 'gamma' and 'beta' come together");
@@ -73,21 +100,12 @@ LogicalResult LinearOp::verifyLayerNorm(int64_t k) {
                          "layernorm(gamma, beta)");
     return success();
   }
-  for (auto [name, value] : {std::pair<StringRef, Value>{"gamma", getGamma()},
-                             {"beta", getBeta()}}) {
-    auto vec = expectTensor(op, name, value.getType(), 1, bf16, "[K]");
-    if (failed(vec))
-      return failure();
-    if (!compatible(vec->getDimSize(0), k))
-      return dimMismatch(op, name, "length K (from 'x')", k,
-                         vec->getDimSize(0));
-  }
+  if (failed(verifyGammaBeta(op, getGamma(), getBeta(), k, "K", "x")))
+    return failure();
   if (!getEpsAttr())
     return emitOpError("layernorm(gamma, beta) requires attribute 'eps'");
-  float eps = getEpsAttr().getValueAsDouble();
-  if (!std::isfinite(eps) || eps < 0)
-    return emitOpError() << "attribute 'eps' must be finite and >= 0, found "
-                         << eps;
+  if (failed(verifyEps(op, getEpsAttr())))
+    return failure();
   if (getMode() < 0)
     return emitOpError() << "layernorm(gamma, beta) with epilogue '"
                          << stringifyEpilogue(getEpilogue())
@@ -307,19 +325,9 @@ LogicalResult QkvRopeCacheOp::verify() {
   const int64_t b = x->getDimSize(0), t = x->getDimSize(1), heads = d / headDim;
   if (!compatible(x->getDimSize(2), d))
     return dimMismatch(op, "x", "d (from 'w')", d, x->getDimSize(2));
-  for (auto [name, value] : {std::pair<StringRef, Value>{"gamma", getGamma()},
-                             {"beta", getBeta()}}) {
-    auto vec = expectTensor(op, name, value.getType(), 1, bf16, "[d]");
-    if (failed(vec))
-      return failure();
-    if (!compatible(vec->getDimSize(0), d))
-      return dimMismatch(op, name, "length d (from 'w')", d,
-                         vec->getDimSize(0));
-  }
-  float eps = getEpsAttr().getValueAsDouble();
-  if (!std::isfinite(eps) || eps < 0)
-    return emitOpError() << "attribute 'eps' must be finite and >= 0, found "
-                         << eps;
+  if (failed(verifyGammaBeta(op, getGamma(), getBeta(), d, "d", "w")) ||
+      failed(verifyEps(op, getEpsAttr())))
+    return failure();
   // [B, T] tables of the chunk's frames.
   for (auto [name, value, elem] :
        {std::tuple<StringRef, Value, Type>{"positions", getPositions(), i64},
