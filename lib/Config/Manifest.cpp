@@ -18,15 +18,16 @@ using nlohmann::ordered_json;
 
 const std::vector<std::string> &gemmKernelArgNames(int mode) {
   static const std::vector<std::string> names = {
-      "x", "w", "scale", "residual", "out", "m", "prefetch_w"};
+      "x", "w", "scale", "residual", "row_live", "out", "m", "prefetch_w"};
   static const std::vector<std::string> layerNormNames = {
-      "x", "w",          "scale", "residual", "out",
+      "x", "w",          "scale", "residual", "row_live", "out",
       "m", "prefetch_w", "gamma", "beta",     "eps"};
   static const std::vector<std::string> ropeCacheNames = {
-      "x",         "w",          "scale",   "residual", "out",
-      "m",         "prefetch_w", "gamma",   "beta",     "eps",
-      "positions", "live",       "k_cache", "v_cache",  "slot_positions",
-      "length",    "capacity"};
+      "x",        "w",       "scale",   "residual",
+      "row_live", "out",     "m",       "prefetch_w",
+      "gamma",    "beta",    "eps",     "positions",
+      "live",     "k_cache", "v_cache", "slot_positions",
+      "length",   "capacity"};
   const GemmModeInfo *info = gemmModeInfo(mode);
   if (info && info->epilogue == kGemmEpilogueRopeCache)
     return ropeCacheNames;

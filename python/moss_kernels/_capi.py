@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 _LIBRARY_NAME = "libmoss_runtime.so"
-API_VERSION = 4  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
+API_VERSION = 5  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -168,6 +168,8 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.moss_gemm_is_selected.restype = ctypes.c_int
     lib.moss_ffn_gemm.argtypes = [c_void_p, c_int64, c_int64, c_int64, ctypes.c_int] + [c_void_p] * 6
     lib.moss_ffn_gemm.restype = ctypes.c_int
+    lib.moss_ffn_gemm_live.argtypes = [c_void_p, c_int64, c_int64, c_int64, ctypes.c_int] + [c_void_p] * 7
+    lib.moss_ffn_gemm_live.restype = ctypes.c_int
     lib.moss_layernorm_gemm_is_selected.argtypes = [c_void_p, c_int64, c_int64, c_int64, ctypes.c_int]
     lib.moss_layernorm_gemm_is_selected.restype = ctypes.c_int
     lib.moss_layernorm_gemm.argtypes = (

@@ -117,9 +117,12 @@ class ReferenceKernels:
     def out_projection(self, attended: Tensor, x: Tensor, p: DecoderLayerParams) -> Tensor:
         return x + p.layer_scale_1 * p.out_proj(attended)
 
-    def feed_forward(self, h: Tensor, p: DecoderLayerParams) -> Tensor:
+    def feed_forward(self, h: Tensor, p: DecoderLayerParams, live: Tensor) -> Tensor:
+        """The FFN and its residual; padding frames (live False) leave as
+        zeros so they feed nothing downstream (a NaN would survive this)."""
         hidden = F.gelu(F.linear(p.norm2(h), p.linear1.weight))
-        return h + p.layer_scale_2 * F.linear(hidden, p.linear2.weight)
+        y = h + p.layer_scale_2 * F.linear(hidden, p.linear2.weight)
+        return y * live[..., None].to(y.dtype)
 
 
 class MossFfnKernels(ReferenceKernels):
@@ -133,9 +136,9 @@ class MossFfnKernels(ReferenceKernels):
         return ops.streaming_attention_positions(q, cache.k, cache.v, cache.slot_positions,
                                                  cache.query_positions(positions, live))
 
-    def feed_forward(self, h: Tensor, p: DecoderLayerParams) -> Tensor:
+    def feed_forward(self, h: Tensor, p: DecoderLayerParams, live: Tensor) -> Tensor:
         hidden = ops.ffn_gemm(p.norm2(h), p.linear1.weight, None, None, _GELU)
-        return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, h, _LAYERSCALE_RESIDUAL)
+        return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, h, _LAYERSCALE_RESIDUAL, live)
 
 
 class MossMaskKernels(MossFfnKernels):
@@ -165,9 +168,10 @@ class MossKernels(MossFfnKernels):
     def out_projection(self, attended: Tensor, x: Tensor, p: DecoderLayerParams) -> Tensor:
         return ops.ffn_gemm(attended, p.out_proj.weight, p.layer_scale_1, x, _LAYERSCALE_RESIDUAL)
 
-    def feed_forward(self, h: Tensor, p: DecoderLayerParams) -> Tensor:
+    def feed_forward(self, h: Tensor, p: DecoderLayerParams, live: Tensor) -> Tensor:
         hidden = ops.layernorm_gemm(h, p.norm2.weight, p.norm2.bias, p.norm2.eps, p.linear1.weight, _GELU)
-        return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, h, _LAYERSCALE_RESIDUAL)
+        # The padding frames' zeros come out of FFN2's epilogue.
+        return ops.ffn_gemm(hidden, p.linear2.weight, p.layer_scale_2, h, _LAYERSCALE_RESIDUAL, live)
 
 
 class MossFusedKernels(MossKernels):
@@ -204,7 +208,4 @@ class StreamingDecoderLayer(nn.Module):
         # [B,H,T,D] -> [B,T,H*D]: free for moss's [B,T,H,D] storage.
         attended = attended.transpose(1, 2).reshape(batch, length, d_model)
         h = self.kernels.out_projection(attended, x, p)
-        y = self.kernels.feed_forward(h, p)
-        # Padding frames leave the layer as zeros so they feed nothing
-        # downstream; a NaN from an empty attention row would survive this.
-        return y * live[..., None].to(y.dtype)
+        return self.kernels.feed_forward(h, p, live)

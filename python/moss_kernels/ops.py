@@ -1,6 +1,6 @@
 """torch.library custom ops over the C API.
 
-    moss::ffn_gemm(x, w, scale, residual, mode) -> out [..., N]
+    moss::ffn_gemm(x, w, scale, residual, mode, live=None) -> out [..., N]
     moss::layernorm_gemm(x, gamma, beta, eps, w, mode) -> out [..., N]
     moss::streaming_attention(q, k, v, mask, skip_empty_tiles=False) -> out [B,H,T,D]
     moss::streaming_attention_positions(q, k, v, slot_positions, query_positions,
@@ -107,16 +107,22 @@ def _check_x_and_w(op: str, x: Tensor, w: Tensor) -> tuple[int, int]:
     return n, k
 
 
-def _check_ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int) -> None:
+def _check_ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int,
+                    live: Optional[Tensor]) -> None:
     """Metadata checks shared by the real and the fake implementation."""
     op = "moss::ffn_gemm"
     if mode not in tuple(_capi.Epilogue):
         _fail(op, f"mode must be 0 (none), 1 (gelu) or 2 (layerscale_residual), got {mode}")
     n, _ = _check_x_and_w(op, x, w)
     if mode != _capi.Epilogue.LAYERSCALE_RESIDUAL:
-        if scale is not None or residual is not None:
-            _fail(op, f"scale and residual are read only by mode 2 (layerscale_residual); pass None with mode {mode}")
+        if scale is not None or residual is not None or live is not None:
+            _fail(op, "scale, residual and live are read only by mode 2 (layerscale_residual); pass None with "
+                  f"mode {mode}")
         return
+    if live is not None:
+        _check_dtype(op, "live", live, torch.bool)
+        if tuple(live.shape) != tuple(x.shape[:-1]):
+            _fail(op, f"live must be x's leading shape {tuple(x.shape[:-1])}, got {tuple(live.shape)}")
     if scale is None or residual is None:
         _fail(op, "mode 2 (layerscale_residual) needs scale [N] and residual [..., N]")
     _check_dtype(op, "scale", scale)
@@ -128,17 +134,21 @@ def _check_ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Opt
 
 
 @torch.library.custom_op("moss::ffn_gemm", mutates_args=(), tags=_TAGS)
-def ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int) -> Tensor:
+def ffn_gemm(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int,
+             live: Optional[Tensor] = None) -> Tensor:
     """out[..., n] = epilogue(x[..., :] . w[n, :]), FP32 accumulation, bf16 out.
 
     x [..., K], w [N, K] (a torch Linear weight), bf16, contiguous.
-    mode 0: v = bf16(acc); 1: exact erf-GELU of v; 2: bf16(bf16(v * scale) + residual)
-    with scale [N] and residual [..., N] (None otherwise).
+    mode 0: v = bf16(acc); 1: exact erf-GELU of v; 2: y = bf16(bf16(v * scale) + residual)
+    with scale [N] and residual [..., N] (None otherwise), and with live (bool,
+    x's leading shape) y * live: a decoder layer's padding frames leave it as
+    zeros.
     """
-    _check_ffn_gemm(x, w, scale, residual, mode)
-    named = {"x": x, "w": w, "scale": scale, "residual": residual}
-    return _run_gemm("moss::ffn_gemm", "moss_ffn_gemm", named, lambda m, n, k, out: (
-        m, n, k, mode, x.data_ptr(), w.data_ptr(), _pointer(scale), _pointer(residual), out.data_ptr()))
+    _check_ffn_gemm(x, w, scale, residual, mode, live)
+    named = {"x": x, "w": w, "scale": scale, "residual": residual, "live": live}
+    return _run_gemm("moss::ffn_gemm", "moss_ffn_gemm_live", named, lambda m, n, k, out: (
+        m, n, k, mode, x.data_ptr(), w.data_ptr(), _pointer(scale), _pointer(residual), _pointer(live),
+        out.data_ptr()))
 
 
 def _run_gemm(op: str, entry: str, named: dict[str, Optional[Tensor]],
@@ -163,8 +173,9 @@ def _run_gemm(op: str, entry: str, named: dict[str, Optional[Tensor]],
 
 
 @ffn_gemm.register_fake
-def _ffn_gemm_fake(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int) -> Tensor:
-    _check_ffn_gemm(x, w, scale, residual, mode)
+def _ffn_gemm_fake(x: Tensor, w: Tensor, scale: Optional[Tensor], residual: Optional[Tensor], mode: int,
+                   live: Optional[Tensor] = None) -> Tensor:
+    _check_ffn_gemm(x, w, scale, residual, mode, live)
     return x.new_empty((*x.shape[:-1], w.shape[0]))
 
 

@@ -56,6 +56,24 @@ def test_ffn_gemm_matches_contract(cuda_device, lead, n, k, mode):
     assert relative_l2(out, gemm_reference(x, w, scale, residual, mode)) < 4e-3
 
 
+@pytest.mark.parametrize("lead,n,k", [((4, 8), 768, 3072), ((1, 3), 1280, 5120), ((2, 15), 768, 768)])
+def test_ffn_gemm_live_zeroes_padding_rows(cuda_device, lead, n, k):
+    """live: the layer's last epilogue; live rows as without it, padding
+    rows y * 0 (zeros), under a CUDA graph too."""
+    x, w, scale, residual = _gemm_operands(lead, n, k, Epilogue.LAYERSCALE_RESIDUAL, cuda_device)
+    live = torch.arange(x.numel() // k, device=cuda_device).view(lead) % 3 != 1
+    plain = ffn_gemm(x, w, scale, residual, 2)
+    out = ffn_gemm(x, w, scale, residual, 2, live)
+    assert torch.equal(out, plain * live[..., None].to(BF16))
+    assert (out[~live] == 0).all()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = ffn_gemm(x, w, scale, residual, 2, live)
+    captured.fill_(float("nan"))
+    graph.replay()
+    assert torch.equal(captured, out)
+
+
 def _layernorm_operands(lead, n, k, device, seed=0):
     gen = torch.Generator(device=device).manual_seed(seed)
     # Rows with a mean and spread of their own, as the decoder's residual stream has.
@@ -117,12 +135,16 @@ def test_ffn_gemm_with_no_rows_is_empty(cuda_device):
     (lambda a: a | {"residual": None}, ValueError, "needs scale"),
     (lambda a: a | {"residual": a["residual"][:4]}, ValueError, "residual must be"),
     (lambda a: a | {"mode": 1}, ValueError, "read only by mode 2"),
+    (lambda a: a | {"live": a["live"].to(torch.uint8)}, TypeError, "live must be torch.bool"),
+    (lambda a: a | {"live": a["live"][:4]}, ValueError, "live must be x's leading shape"),
+    (lambda a: a | {"live": a["live"].cpu()}, ValueError, "live is on cpu"),
 ])
 def test_ffn_gemm_rejects_bad_inputs(cuda_device, change, error, message):
     x, w, scale, residual = _gemm_operands((8,), 768, 768, Epilogue.LAYERSCALE_RESIDUAL, cuda_device)
-    args = change({"x": x, "w": w, "scale": scale, "residual": residual, "mode": 2})
+    live = torch.ones(8, dtype=torch.bool, device=cuda_device)
+    args = change({"x": x, "w": w, "scale": scale, "residual": residual, "mode": 2, "live": live})
     with pytest.raises(error, match=message):
-        ffn_gemm(args["x"], args["w"], args["scale"], args["residual"], args["mode"])
+        ffn_gemm(args["x"], args["w"], args["scale"], args["residual"], args["mode"], args["live"])
 
 
 def _attention_operands(b, h, t, s, device, d=64, seed=0):

@@ -148,6 +148,14 @@ Status checkGemmPointers(const GemmArgs &c) {
     if (i != 2 && overlaps(ranges[i], ranges[2]))
       return invalidArgument(c.label() + ": out overlaps " + ranges[i].name +
                              " (in-place GEMMs are not supported)");
+  if (c.usesScaleResidual() && c.rowLive) {
+    Extent live;
+    if (!extentOf("live", c.rowLive, &c.m, &contiguous, 1, 1, live))
+      return invalidArgument(c.label() +
+                             ": live runs past the end of the address space");
+    if (overlaps(live, ranges[2]))
+      return invalidArgument(c.label() + ": out overlaps live");
+  }
   return success();
 }
 

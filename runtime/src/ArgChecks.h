@@ -30,9 +30,9 @@ struct RopeCacheArgs {
   int64_t batch, length, capacity;
 };
 
-/// The arguments of moss_ffn_gemm (layerNorm false), moss_layernorm_gemm
-/// (true: gamma, beta and eps are read) or moss_qkv_rope_cache (ropeCache
-/// too: mode 5, ep NONE), less the stream.
+/// The arguments of moss_ffn_gemm and moss_ffn_gemm_live (layerNorm false),
+/// moss_layernorm_gemm (true: gamma, beta and eps are read) or
+/// moss_qkv_rope_cache (ropeCache too: mode 5, ep NONE), less the stream.
 struct GemmArgs {
   int64_t m, n, k;
   int ep;
@@ -42,6 +42,9 @@ struct GemmArgs {
   const void *gamma = nullptr, *beta = nullptr;
   float eps = 0.f;
   const RopeCacheArgs *ropeCache = nullptr;
+  /// moss_ffn_gemm_live's live [m] bytes (read with layerscale_residual);
+  /// NULL: every row live.
+  const void *rowLive = nullptr;
 
   bool usesScaleResidual() const {
     return ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL;
@@ -63,7 +66,8 @@ Status checkGemmShape(const GemmArgs &a);
 
 /// x, w, out (and scale, residual for layerscale_residual; gamma, beta for
 /// the LayerNorm): not NULL, 2-byte aligned, within the address space, out
-/// overlapping none of them.
+/// overlapping none of them; row live bytes (layerscale_residual, when not
+/// NULL) within the address space and not overlapping out.
 Status checkGemmPointers(const GemmArgs &a);
 
 /// Whether every pointer the call reads or writes is 16-byte aligned, as the

@@ -28,6 +28,7 @@ __global__ void mossFallbackGelu(__nv_bfloat16 *out, long long count) {
 __global__ void mossFallbackLayerScaleResidual(__nv_bfloat16 *out,
                                                const __nv_bfloat16 *scale,
                                                const __nv_bfloat16 *residual,
+                                               const unsigned char *live,
                                                long long count,
                                                long long cols) {
   long long stride = (long long)gridDim.x * blockDim.x;
@@ -36,7 +37,11 @@ __global__ void mossFallbackLayerScaleResidual(__nv_bfloat16 *out,
     float v = __bfloat162float(out[i]);
     float scaled = __bfloat162float(
         __float2bfloat16_rn(v * __bfloat162float(scale[i % cols])));
-    out[i] = __float2bfloat16_rn(scaled + __bfloat162float(residual[i]));
+    float y = __bfloat162float(
+        __float2bfloat16_rn(scaled + __bfloat162float(residual[i])));
+    // A padding row: y * 0, as the generated kernel (NaN stays NaN).
+    float factor = !live || live[i / cols] ? 1.f : 0.f;
+    out[i] = __float2bfloat16_rn(y * factor);
   }
 }
 
@@ -166,10 +171,11 @@ Status launchGeluEpilogue(const DriverApi &api, const EpilogueKernels &k,
 Status launchLayerScaleResidualEpilogue(const DriverApi &api,
                                         const EpilogueKernels &k, void *out,
                                         const void *scale, const void *residual,
-                                        int64_t m, int64_t n, CUstream stream) {
+                                        const void *live, int64_t m, int64_t n,
+                                        CUstream stream) {
   long long count = (long long)(m * n);
   long long cols = (long long)n;
-  void *params[] = {&out, &scale, &residual, &count, &cols};
+  void *params[] = {&out, &scale, &residual, &live, &count, &cols};
   return launch(api, k.layerScaleResidual, "layerscale_residual", count, params,
                 stream);
 }

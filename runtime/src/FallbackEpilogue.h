@@ -36,11 +36,14 @@ Status loadEpilogueKernels(const DriverApi &api, EpilogueKernels &out);
 Status launchGeluEpilogue(const DriverApi &api, const EpilogueKernels &k,
                           void *out, int64_t m, int64_t n, CUstream stream);
 
-/// out[r,c] = bf16(bf16(v*scale[c]) + residual[r,c]), v = out[r,c].
+/// out[r,c] = bf16(y * (live[r] != 0)), y = bf16(bf16(v*scale[c]) +
+/// residual[r,c]), v = out[r,c]; live (one byte per row) NULL: every row
+/// live.
 Status launchLayerScaleResidualEpilogue(const DriverApi &api,
                                         const EpilogueKernels &k, void *out,
                                         const void *scale, const void *residual,
-                                        int64_t m, int64_t n, CUstream stream);
+                                        const void *live, int64_t m, int64_t n,
+                                        CUstream stream);
 
 /// out[r,c] = bf16((x[r,c] - mean_r) * rstd_r * gamma[c] + beta[c]) for
 /// rows r < rows (< 2^31) of `cols` values: FP32 statistics, the contract

@@ -37,6 +37,7 @@ Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
   const void *x = c.x, *w = c.w;
   const void *scale = c.usesScaleResidual() ? c.scale : nullptr;
   const void *residual = c.usesScaleResidual() ? c.residual : nullptr;
+  const void *rowLive = c.usesScaleResidual() ? c.rowLive : nullptr;
   void *out = c.out;
   int32_t m = static_cast<int32_t>(c.m);
   int32_t prefetchW = programmatic ? 1 : 0;
@@ -51,10 +52,10 @@ Status launchGenerated(const DriverApi &api, const GemmKernel &kernel,
   // The kernel ABI's order; kernels of a LayerNorm mode take gamma, beta
   // and eps, those of mode 5 the rest too (the driver reads as many as the
   // function has).
-  void *params[] = {&x,         &w,         &scale,  &residual, &out,
-                    &m,         &prefetchW, &gamma,  &beta,     &eps,
-                    &positions, &live,      &kCache, &vCache,   &slotPositions,
-                    &length,    &capacity};
+  void *params[] = {
+      &x,    &w,         &scale,  &residual,      &rowLive, &out,
+      &m,    &prefetchW, &gamma,  &beta,          &eps,     &positions,
+      &live, &kCache,    &vCache, &slotPositions, &length,  &capacity};
 
   const config::KernelFunctionRecord &fn = kernel.record.functions[0];
   CUlaunchConfig launch = {};
@@ -169,8 +170,9 @@ Status runFallback(const DriverApi &api, ContextState &state, const GemmCall &c,
   if (status.ok() && c.ep == MOSS_EPILOGUE_GELU)
     status = launchGeluEpilogue(api, state.epilogue, c.out, c.m, c.n, c.stream);
   if (status.ok() && c.ep == MOSS_EPILOGUE_LAYERSCALE_RESIDUAL)
-    status = launchLayerScaleResidualEpilogue(
-        api, state.epilogue, c.out, c.scale, c.residual, c.m, c.n, c.stream);
+    status = launchLayerScaleResidualEpilogue(api, state.epilogue, c.out,
+                                              c.scale, c.residual, c.rowLive,
+                                              c.m, c.n, c.stream);
   if (!status.ok())
     return failure(status.code, c.label() + ": " + status.message);
   return success();
@@ -324,11 +326,20 @@ MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
                                              const void *w, const void *scale,
                                              const void *residual, void *out,
                                              void *stream) {
+  return moss_ffn_gemm_live(rt, m, n, k, ep, x, w, scale, residual, nullptr,
+                            out, stream);
+}
+
+MOSS_RUNTIME_API moss_status_t moss_ffn_gemm_live(
+    moss_runtime_t rt, int64_t m, int64_t n, int64_t k, moss_epilogue_t ep,
+    const void *x, const void *w, const void *scale, const void *residual,
+    const void *live, void *out, void *stream) {
   if (!rt)
     return report(nullptr, invalidArgument("moss_ffn_gemm: rt is NULL"));
   try {
     GemmCall c{{m, n, k, static_cast<int>(ep), x, w, scale, residual, out},
                static_cast<CUstream>(stream)};
+    c.rowLive = live;
     return report(rt, runGemm(*rt, c));
   } catch (...) {
     return report(

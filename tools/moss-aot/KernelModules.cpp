@@ -54,10 +54,12 @@ moss::aot::buildLinearEntryModule(MLIRContext &ctx,
     beta = body->getArgument(3);
     eps = b.getF32FloatAttr(1e-5f);
   }
-  auto linear = LinearOp::create(b, loc, y, body->getArgument(0),
-                                 body->getArgument(1), scale, residual, gamma,
-                                 beta, eps, EpilogueAttr::get(&ctx, epilogue),
-                                 /*tile=*/nullptr, /*vendor_fallback=*/nullptr);
+  // Every kernel takes row_live as an argument: the kernel of a key is the
+  // same with or without the operand.
+  auto linear = LinearOp::create(
+      b, loc, y, body->getArgument(0), body->getArgument(1), scale, residual,
+      /*row_live=*/Value(), gamma, beta, eps, EpilogueAttr::get(&ctx, epilogue),
+      /*tile=*/nullptr, /*vendor_fallback=*/nullptr);
   func::ReturnOp::create(b, loc, linear.getResult());
   return module;
 }

@@ -120,7 +120,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
   Manifest read;
   ASSERT_TRUE(readManifest(dir.path, read, err)) << err;
-  EXPECT_EQ(read.formatVersion, 5);
+  EXPECT_EQ(read.formatVersion, 6);
   EXPECT_EQ(read.mossVersion, written.mossVersion);
   EXPECT_EQ(read.chip, written.chip);
   EXPECT_EQ(read.pipeline, written.pipeline);
@@ -163,7 +163,7 @@ TEST(ManifestTest, RoundTripThroughDirectory) {
 
 TEST(ManifestTest, SerializedFieldsFollowDocumentOrder) {
   std::string text = serializeManifest(makeManifest());
-  size_t version = text.find("\"format_version\": 5");
+  size_t version = text.find("\"format_version\": 6");
   size_t mossVersion = text.find("\"moss_version\"");
   size_t gemm = text.find("\"gemm_kernels\"");
   size_t attention = text.find("\"attention_kernels\"");
@@ -360,19 +360,20 @@ TEST_F(ManifestCorruptionTest, NotAnObject) {
 TEST_F(ManifestCorruptionTest, WrongFormatVersion) {
   // 1 had a separate split-K "reduce" kernel, 2 a split-K workspace, 3
   // GEMM kernels without griddepcontrol.wait (unsafe to launch as
-  // programmatic dependents), 4 an "epilogue" field and no LayerNorm modes.
+  // programmatic dependents), 4 an "epilogue" field and no LayerNorm modes,
+  // 5 GEMM kernels without row_live.
   std::string err = readError([&](json &d) { d["format_version"] = 1; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 5, found number 1");
-  err = readError([&](json &d) { d["format_version"] = 4; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 5, found number 4");
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 6, found number 1");
+  err = readError([&](json &d) { d["format_version"] = 5; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 6, found number 5");
 
-  err = readError([&](json &d) { d["format_version"] = "5"; });
-  EXPECT_CONTAINS(err, "field \"format_version\": expected 5, found string");
+  err = readError([&](json &d) { d["format_version"] = "6"; });
+  EXPECT_CONTAINS(err, "field \"format_version\": expected 6, found string");
 }
 
 TEST_F(ManifestCorruptionTest, NewerVersionReportedBeforeOtherFields) {
   std::string err = readError([&](json &d) {
-    d["format_version"] = 6;
+    d["format_version"] = 7;
     d.erase("moss_version");
   });
   EXPECT_CONTAINS(err, "format_version");
@@ -405,15 +406,17 @@ TEST_F(ManifestCorruptionTest, GemmSemanticChecks) {
                                  "of two");
 
   err = readError([&](json &d) { gemm0(d)["args"][5] = "rows"; });
-  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
-                       "m, prefetch_w]");
-  // Format 3's six arguments (no prefetch_w).
+  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, "
+                       "row_live, out, m, prefetch_w]");
+  // Format 5's seven arguments (no row_live).
   err = readError([&](json &d) {
-    gemm0(d)["args"] = {"x", "w", "scale", "residual", "out", "m"};
+    gemm0(d)["args"] = {"x",   "w", "scale",     "residual",
+                        "out", "m", "prefetch_w"};
   });
-  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
-                       "m, prefetch_w], found [\"x\", \"w\", \"scale\", "
-                       "\"residual\", \"out\", \"m\"]");
+  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, "
+                       "row_live, out, m, prefetch_w], found [\"x\", \"w\", "
+                       "\"scale\", \"residual\", \"out\", \"m\", "
+                       "\"prefetch_w\"]");
   // A kernel of a LayerNorm mode takes gamma, beta and eps after them.
   err = readError([&](json &d) {
     gemm0(d)["mode"] = 4;
@@ -422,8 +425,8 @@ TEST_F(ManifestCorruptionTest, GemmSemanticChecks) {
       key = text.substr(0, text.rfind(',')) + ",4";
     }
   });
-  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, out, "
-                       "m, prefetch_w, gamma, beta, eps]");
+  EXPECT_CONTAINS(err, "field \"args\": expected [x, w, scale, residual, "
+                       "row_live, out, m, prefetch_w, gamma, beta, eps]");
 }
 
 TEST_F(ManifestCorruptionTest, KeyServedByTwoKernels) {
@@ -525,14 +528,18 @@ TEST(CacheKeyTest, SeparatorsKeepFieldsApart) {
 }
 
 TEST(ManifestTest, KernelArgumentsFollowTheMode) {
-  EXPECT_EQ(gemmKernelArgNames(kGemmModeGelu).size(), 7u);
+  EXPECT_EQ(gemmKernelArgNames(kGemmModeGelu).size(), 8u);
+  // row_live right after residual, in every mode: the kernels share the
+  // first eight arguments.
+  for (int mode = 0; mode < kGemmModeCount; ++mode)
+    EXPECT_EQ(gemmKernelArgNames(mode)[4], "row_live") << "mode " << mode;
   EXPECT_EQ(gemmKernelArgNames(kGemmModeLayerNorm).back(), "eps");
   const std::vector<std::string> &qkv =
       gemmKernelArgNames(kGemmModeLayerNormRopeCache);
-  ASSERT_EQ(qkv.size(), 17u);
-  EXPECT_EQ(qkv[9], "eps");
-  EXPECT_EQ(qkv[10], "positions");
-  EXPECT_EQ(qkv[14], "slot_positions");
+  ASSERT_EQ(qkv.size(), 18u);
+  EXPECT_EQ(qkv[10], "eps");
+  EXPECT_EQ(qkv[11], "positions");
+  EXPECT_EQ(qkv[15], "slot_positions");
   EXPECT_EQ(qkv.back(), "capacity");
 }
 

@@ -166,6 +166,26 @@ TEST(GemmArgChecks, OutMayTouchButNotOverlapItsInputs) {
   EXPECT_TRUE(rejects(checkGemmPointers(a), "out overlaps residual"));
 }
 
+TEST(GemmArgChecks, RowLiveBytesAreCheckedOnlyWhereRead) {
+  GemmArgs a = validGemm();
+  // One byte a row, any alignment; out (64 bytes at 0x50000) may end where
+  // live starts but not run into it.
+  a.rowLive = at(0x50000 + 64 + 1);
+  EXPECT_TRUE(checkGemmPointers(a).ok()) << checkGemmPointers(a).message;
+  EXPECT_TRUE(gemmPointersAligned16(a));
+  a.rowLive = at(0x50000 + 62);
+  EXPECT_TRUE(rejects(checkGemmPointers(a), "out overlaps live"));
+  a.rowLive = at(kTop - 3); // m = 4 bytes would end at 2^64
+  EXPECT_TRUE(rejects(checkGemmPointers(a),
+                      "live runs past the end of the address space"));
+  a.rowLive = at(kTop - 4);
+  EXPECT_TRUE(checkGemmPointers(a).ok());
+  // Only layerscale_residual reads it: other epilogues ignore it.
+  a.ep = MOSS_EPILOGUE_GELU;
+  a.rowLive = at(0x50000);
+  EXPECT_TRUE(checkGemmPointers(a).ok()) << checkGemmPointers(a).message;
+}
+
 TEST(GemmArgChecks, RangesPastTheAddressSpace) {
   GemmArgs a = validGemm();
   a.w = at(kTop - 255); // w's n * k * 2 = 256 bytes would end at 2^64

@@ -20,20 +20,23 @@
 
 namespace moss::config {
 
-/// 4: GEMM kernels take a seventh argument, prefetch_w, and wait on
-/// griddepcontrol before reading x, so the runtime may launch them as
-/// programmatic dependents (3 had six arguments and no wait: a programmatic
-/// launch of those could read x before the previous kernel wrote it).
-constexpr int64_t kManifestFormatVersion = 5;
+/// 6: GEMM kernels take row_live after residual (layerscale_residual zeroes
+/// the rows it marks as padding); 5 had no such argument, so a kernel of a
+/// format-5 manifest would read every later argument one slot off.
+/// 4: GEMM kernels take prefetch_w and wait on griddepcontrol before
+/// reading x, so the runtime may launch them as programmatic dependents (3
+/// had no wait: a programmatic launch could read x before the previous
+/// kernel wrote it).
+constexpr int64_t kManifestFormatVersion = 6;
 constexpr const char *kManifestFileName = "manifest.json";
 /// The one chip kernels are built for and the runtime loads: the kernels use
 /// sm_90a's warpgroup MMAs, TMA and thread-block clusters.
 constexpr const char *kSupportedChip = "sm_90a";
 
 /// Parameter names of the generated GEMM functions of `mode`, in ABI order:
-/// x, w, scale, residual, out, m, prefetch_w, and for the LayerNorm modes
-/// gamma, beta, eps after them, and for layernorm_rope_cache then positions,
-/// live, k_cache, v_cache, slot_positions, length, capacity
+/// x, w, scale, residual, row_live, out, m, prefetch_w, and for the LayerNorm
+/// modes gamma, beta, eps after them, and for layernorm_rope_cache then
+/// positions, live, k_cache, v_cache, slot_positions, length, capacity
 /// (docs/kernel-abi.md).
 const std::vector<std::string> &gemmKernelArgNames(int mode);
 

@@ -41,13 +41,13 @@ struct GemmKernelSpec {
 /// memory: the staged W and x slab, then the FP32 partial tiles). With
 /// split > 1 the kernel carries `nvvm.cluster_dim = [1, 1, split]` and the
 /// cluster reduces the K slices through distributed shared memory. The kernel
-/// takes (x, w, scale, residual, out: !llvm.ptr<1>, m, prefetch_w: i32), and
-/// in a LayerNorm mode also (gamma, beta: !llvm.ptr<1>, eps: f32), and
-/// carries `gpu.kernel` and `known_block_size`.
-/// Emits an error at `loc` and returns failure for an illegal spec (tile rule
-/// of docs/kernel-abi.md, unknown mode, empty or already used name).
-/// The insertion point of `b` is restored on return.
-/// Dialects that must be loaded: gpu, llvm, nvvm, arith, math, scf.
+/// takes (x, w, scale, residual, row_live, out: !llvm.ptr<1>, m, prefetch_w:
+/// i32), and in a LayerNorm mode also (gamma, beta: !llvm.ptr<1>, eps: f32),
+/// and carries `gpu.kernel` and `known_block_size`. Emits an error at `loc` and
+/// returns failure for an illegal spec (tile rule of docs/kernel-abi.md,
+/// unknown mode, empty or already used name). The insertion point of `b` is
+/// restored on return. Dialects that must be loaded: gpu, llvm, nvvm, arith,
+/// math, scf.
 mlir::LogicalResult buildGemmKernels(mlir::OpBuilder &b, mlir::Location loc,
                                      mlir::gpu::GPUModuleOp module,
                                      const GemmKernelSpec &spec);

@@ -92,7 +92,7 @@ extern "C" {
  * enum or struct here changes incompatibly, so that a binding built against
  * one header (python/moss_kernels) can refuse a library built from another
  * instead of calling it with the wrong layout. */
-#define MOSS_RUNTIME_API_VERSION 4
+#define MOSS_RUNTIME_API_VERSION 5
 
 typedef struct moss_runtime_s *moss_runtime_t;
 
@@ -193,6 +193,19 @@ MOSS_RUNTIME_API moss_status_t moss_ffn_gemm(moss_runtime_t rt, int64_t m,
                                              const void *w, const void *scale,
                                              const void *residual, void *out,
                                              void *stream);
+
+/* moss_ffn_gemm whose LAYERSCALE_RESIDUAL result y is multiplied by the
+ * row's live byte: out[r,:] = bf16(y[r,:] * (live[r] != 0)), so the padding
+ * frames of a decoder layer's last GEMM leave it as zeros (a NaN stays NaN,
+ * as in the reference's y * live). live [m] is one byte per row (a torch
+ * bool tensor), any alignment, read only for LAYERSCALE_RESIDUAL; NULL:
+ * every row live (= moss_ffn_gemm). It must not overlap out. The generated
+ * kernels read it in their epilogue, the fallback in its epilogue kernel;
+ * selection is moss_gemm_is_selected's. (API version 5 added this.) */
+MOSS_RUNTIME_API moss_status_t moss_ffn_gemm_live(
+    moss_runtime_t rt, int64_t m, int64_t n, int64_t k, moss_epilogue_t ep,
+    const void *x, const void *w, const void *scale, const void *residual,
+    const void *live, void *out, void *stream);
 
 /* out[m,n] = epilogue(LN(x)[m,k] . w[n,k]^T): moss_ffn_gemm with a
  * LayerNorm of each x row first (the whitelist modes 3 layernorm, ep NONE,

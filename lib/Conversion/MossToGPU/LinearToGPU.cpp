@@ -43,6 +43,10 @@ struct LinearToGPU : OpConversionPattern<LinearOp> {
       args.push_back(dynamicBufferOf(rw, loc, adaptor.getResidual()));
       callee = kRuntimeLinearScaleResidualFn;
     }
+    if (adaptor.getRowLive()) {
+      args.push_back(dynamicBufferOf(rw, loc, adaptor.getRowLive()));
+      callee = kRuntimeLinearScaleResidualLiveFn;
+    }
     if (adaptor.getGamma()) {
       args.push_back(dynamicBufferOf(rw, loc, adaptor.getGamma()));
       args.push_back(dynamicBufferOf(rw, loc, adaptor.getBeta()));

@@ -42,12 +42,13 @@ constexpr double kInvSqrt2 = 0.70710678118654752;
 
 /// Kernel parameters, in the order of docs/kernel-abi.md and of the manifest's
 /// config::gemmKernelArgNames(mode); only the kernels of a LayerNorm mode
-/// have the last three.
+/// have gamma, beta and eps, only those of layernorm_rope_cache the rest.
 enum KernelArg {
   kX,
   kW,
   kScale,
   kResidual,
+  kRowLive,
   kOut,
   kM,
   kPrefetchW,
@@ -183,10 +184,16 @@ public:
   std::pair<Value, Value> sumPartials(Value tile, Value mLocal, Value nLocal);
 
   /// The contract's epilogue of the 8 sums lo, hi of (row, columns n ..
-  /// n + 7) as 8 bf16: scale and residual (the kernel's operands) are read
-  /// only by LayerScale + residual.
+  /// n + 7) as 8 bf16: scale, residual (the kernel's operands) and
+  /// liveFactor (rowLiveFactor of the row) are read only by LayerScale +
+  /// residual, whose result is multiplied by liveFactor and rounded again
+  /// (exact: a live row keeps its value, a padding row becomes y * 0).
   Value applyEpilogue(Value lo, Value hi, Value rowOffset, Value n, Value scale,
-                      Value residual);
+                      Value residual, Value liveFactor);
+  /// 1.0 (f32) when row `row` is live, 0.0 when it is padding: rowLive is
+  /// the kernel's row_live operand, one byte per row (nonzero: live), or
+  /// null for every row live.
+  Value rowLiveFactor(Value rowLive, Value row);
 
   // --- split-K hand-over through st.async ----------------------------------
   /// Thread 0 sets up the receive mbarrier (one arrival: its own, expecting

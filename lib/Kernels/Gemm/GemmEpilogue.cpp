@@ -3,12 +3,15 @@
 // The warps' FP32 partial tiles summed in a fixed order, and the fused
 // epilogue with the rounding of the contract: v = bf16(acc); GELU bf16(0.5 v (1
 // + erf(v / sqrt 2))) in FP32; LayerScale bf16(bf16(v scale[n]) + residual[m,
-// n]). The QKV epilogue takes v on (GemmRopeCache.cpp).
+// n]), times 1 or 0 by the row's row_live byte (a decoder layer's padding
+// frames leave it as zeros, as the reference's y * live). The QKV epilogue
+// takes v on (GemmRopeCache.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Gemm/GemmEmitter.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
@@ -40,8 +43,30 @@ Value GemmEmitter::packBf16(ArrayRef<Value> values) {
   return packed;
 }
 
+Value GemmEmitter::rowLiveFactor(Value rowLive, Value row) {
+  Value isNull =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, rowLive,
+                           LLVM::ZeroOp::create(b, loc, rowLive.getType()));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32}, isNull,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  scf::YieldOp::create(b, loc, constF32(1.0));
+  b.setInsertionPointToEnd(ifOp.elseBlock());
+  // A plain load: the previous kernel in the stream may have written it.
+  Type i8 = b.getI8Type();
+  Value live =
+      LLVM::LoadOp::create(b, loc, i8, elementPtr(rowLive, i8, toI64(row)));
+  Value isLive = differ(live, constOf(live, 0));
+  Value one = constF32(1.0);
+  Value zero = constF32(0.0);
+  scf::YieldOp::create(b, loc, select(isLive, one, zero));
+  return ifOp.getResult(0);
+}
+
 Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n,
-                                 Value scale, Value residual) {
+                                 Value scale, Value residual,
+                                 Value liveFactor) {
   auto toBf16 = [&](Value v) {
     return arith::TruncFOp::create(b, loc, bf16, v);
   };
@@ -64,8 +89,10 @@ Value GemmEmitter::applyEpilogue(Value lo, Value hi, Value rowOffset, Value n,
     case config::kGemmEpilogueLayerScaleResidual: {
       Value scaled = toBf16(arith::MulFOp::create(b, loc, toF32(rounded),
                                                   toF32(lane(scales, i))));
-      results.push_back(toBf16(arith::AddFOp::create(
-          b, loc, toF32(scaled), toF32(lane(residuals, i)))));
+      Value y = toBf16(arith::AddFOp::create(b, loc, toF32(scaled),
+                                             toF32(lane(residuals, i))));
+      results.push_back(
+          toBf16(arith::MulFOp::create(b, loc, toF32(y), liveFactor)));
       break;
     }
     default:

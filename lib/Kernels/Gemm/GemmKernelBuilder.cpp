@@ -155,13 +155,17 @@ void GemmEmitter::emitMainKernel(gpu::GPUModuleOp module) {
   auto writeOut = [&](Value lo, Value hi, Value row, Value n) {
     Value rowOffset = mul(toI64(row), spec.n);
     if (ropeCache) {
-      storeRopeCacheItem(
-          applyEpilogue(lo, hi, rowOffset, n, arg(kScale), arg(kResidual)), row,
-          n, ropeOperands);
+      storeRopeCacheItem(applyEpilogue(lo, hi, rowOffset, n, arg(kScale),
+                                       arg(kResidual), Value()),
+                         row, n, ropeOperands);
       return;
     }
     Value outPtr = elementPtr(arg(kOut), bf16, add(rowOffset, toI64(n)));
-    store16(applyEpilogue(lo, hi, rowOffset, n, arg(kScale), arg(kResidual)),
+    Value liveFactor = shape.epilogue == config::kGemmEpilogueLayerScaleResidual
+                           ? rowLiveFactor(arg(kRowLive), row)
+                           : Value();
+    store16(applyEpilogue(lo, hi, rowOffset, n, arg(kScale), arg(kResidual),
+                          liveFactor),
             outPtr);
   };
 

@@ -21,7 +21,7 @@
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: gpu.module @moss_kernels
 // CHECK: llvm.mlir.global external @[[SMEM:__linear_n3072_k768_gelu_bm16_bn32_bk64_s1_smem]]() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn32_bk64_s1]](%[[XP:.*]]: !llvm.ptr<1>, %[[WP:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32, %[[PREFETCH:.*]]: i32) kernel
+// CHECK: gpu.func @[[KERNEL:linear_n3072_k768_gelu_bm16_bn32_bk64_s1]](%[[XP:.*]]: !llvm.ptr<1>, %[[WP:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i32, %[[PREFETCH:.*]]: i32) kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
 // CHECK-NOT: nvvm.cluster_dim
 // CHECK: %[[SLAB:.*]] = llvm.mlir.addressof @[[SMEM]] : !llvm.ptr<3>
@@ -153,6 +153,17 @@ func.func @gelu(%x: tensor<?x768xbf16>, %w: tensor<3072x768xbf16>) -> tensor<?x3
 // CHECK-NOT: moss.
 func.func @layerscale_split(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>) -> tensor<4x768xbf16> {
   %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) epilogue layerscale_residual tile <8, 32, 128, 2> : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>
+  return %y : tensor<4x768xbf16>
+}
+
+// -----
+
+// row_live: the same kernel (every kernel takes row_live), the host call
+// with the live rows after residual.
+// CHECK-LABEL: func.func @layerscale_row_live
+// CHECK: call @moss_ffn_gemm_layerscale_residual_live(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c2_i32) : (memref<?x?xbf16>, memref<?x?xbf16>, memref<?xbf16>, memref<?x?xbf16>, memref<?xi1>, memref<?x?xbf16>, i32) -> ()
+func.func @layerscale_row_live(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<4x768xbf16>, %l: tensor<4xi1>) -> tensor<4x768xbf16> {
+  %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<4x768xbf16>) row_live(%l : tensor<4xi1>) epilogue layerscale_residual tile <8, 32, 128, 2> : tensor<4x3072xbf16>, tensor<768x3072xbf16> -> tensor<4x768xbf16>
   return %y : tensor<4x768xbf16>
 }
 

@@ -97,6 +97,30 @@ func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072x
 
 // -----
 
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %l: tensor<4xi1>) {
+  // expected-error @+1 {{operand 'row_live' is only allowed with epilogue 'layerscale_residual', found epilogue 'gelu'}}
+  %y = moss.linear %x, %w row_live(%l : tensor<4xi1>) epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072xbf16>, %r: tensor<4x3072xbf16>, %l: tensor<4xi8>) {
+  // expected-error @+1 {{operand 'row_live' must be a rank-1 tensor [M] of 'i1', found 'tensor<4xi8>'}}
+  %y = moss.linear %x, %w scale(%s : tensor<3072xbf16>) residual(%r : tensor<4x3072xbf16>) row_live(%l : tensor<4xi8>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %s: tensor<3072xbf16>, %r: tensor<4x3072xbf16>, %l: tensor<8xi1>) {
+  // expected-error @+1 {{operand 'row_live' must have length M (from 'x') = 4, found 8}}
+  %y = moss.linear %x, %w scale(%s : tensor<3072xbf16>) residual(%r : tensor<4x3072xbf16>) row_live(%l : tensor<8xi1>) epilogue layerscale_residual : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x3072xbf16>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>) {
   // expected-error @+1 {{result must be a rank-2 tensor [M, N] = [4, 3072] of bf16, found 'tensor<4x1024xbf16>'}}
   %y = moss.linear %x, %w epilogue gelu : tensor<4x768xbf16>, tensor<3072x768xbf16> -> tensor<4x1024xbf16>
@@ -384,7 +408,7 @@ func.func @f(%x: tensor<4x3072xbf16>, %w: tensor<768x3072xbf16>, %g: tensor<3072
 // Only the generic form can name one of the two.
 func.func @f(%x: tensor<4x768xbf16>, %w: tensor<3072x768xbf16>, %g: tensor<768xbf16>) {
   // expected-error @+1 {{operands 'gamma' and 'beta' come together}}
-  %y = "moss.linear"(%x, %w, %g) <{epilogue = #moss<epilogue gelu>, eps = 1.0e-05 : f32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0>}> : (tensor<4x768xbf16>, tensor<3072x768xbf16>, tensor<768xbf16>) -> tensor<4x3072xbf16>
+  %y = "moss.linear"(%x, %w, %g) <{epilogue = #moss<epilogue gelu>, eps = 1.0e-05 : f32, operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 1, 0>}> : (tensor<4x768xbf16>, tensor<3072x768xbf16>, tensor<768xbf16>) -> tensor<4x3072xbf16>
   return
 }
 

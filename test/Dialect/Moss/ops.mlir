@@ -26,6 +26,14 @@ func.func @linear_layerscale_residual(%x: tensor<?x3072xbf16>, %w: tensor<768x30
   return %y : tensor<?x768xbf16>
 }
 
+// CHECK-LABEL: func.func @linear_layerscale_residual_row_live
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3072xbf16>, %[[W:.*]]: tensor<768x3072xbf16>, %[[S:.*]]: tensor<768xbf16>, %[[R:.*]]: tensor<?x768xbf16>, %[[L:.*]]: tensor<?xi1>)
+// CHECK: moss.linear %[[X]], %[[W]] scale(%[[S]] : tensor<768xbf16>) residual(%[[R]] : tensor<?x768xbf16>) row_live(%[[L]] : tensor<?xi1>) epilogue layerscale_residual vendor_fallback : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
+func.func @linear_layerscale_residual_row_live(%x: tensor<?x3072xbf16>, %w: tensor<768x3072xbf16>, %s: tensor<768xbf16>, %r: tensor<?x768xbf16>, %live: tensor<?xi1>) -> tensor<?x768xbf16> {
+  %y = moss.linear %x, %w scale(%s : tensor<768xbf16>) residual(%r : tensor<?x768xbf16>) row_live(%live : tensor<?xi1>) epilogue layerscale_residual vendor_fallback : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
+  return %y : tensor<?x768xbf16>
+}
+
 // CHECK-LABEL: func.func @linear_layernorm_gelu
 // CHECK-SAME: (%[[X:.*]]: tensor<?x768xbf16>, %[[W:.*]]: tensor<3072x768xbf16>, %[[G:.*]]: tensor<768xbf16>, %[[B:.*]]: tensor<768xbf16>)
 // CHECK: moss.linear %[[X]], %[[W]] layernorm(%[[G]], %[[B]] : tensor<768xbf16>, tensor<768xbf16>) eps 9.99999974E-6 epilogue gelu tile <16, 64, 64, 2> : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>

@@ -78,12 +78,19 @@ bool emitGemmPiece(OpBuilder &b, ModuleOp module, StringRef piece, int64_t n,
     return true;
   }
   if (piece == "gemm-epilogue") {
-    // (lo, hi, rowOffset, n, scale, residual) -> 8 bf16
+    // (lo, hi, rowOffset, n, scale, residual, liveFactor) -> 8 bf16
     PieceFunction fn(
         b, module, piece,
-        {t.v4f32, t.v4f32, t.i64, t.i32, t.globalPtr, t.globalPtr});
+        {t.v4f32, t.v4f32, t.i64, t.i32, t.globalPtr, t.globalPtr, t.f32});
     fn.finish(emitter().applyEpilogue(fn.arg(0), fn.arg(1), fn.arg(2),
-                                      fn.arg(3), fn.arg(4), fn.arg(5)));
+                                      fn.arg(3), fn.arg(4), fn.arg(5),
+                                      fn.arg(6)));
+    return true;
+  }
+  if (piece == "gemm-row-live") {
+    // (row_live, row) -> 1.0 or 0.0
+    PieceFunction fn(b, module, piece, {t.globalPtr, t.i32});
+    fn.finish(emitter().rowLiveFactor(fn.arg(0), fn.arg(1)));
     return true;
   }
   if (piece == "gemm-split-k") {

@@ -10,12 +10,14 @@ namespace moss {
 inline constexpr llvm::StringLiteral kKernelModuleName = "moss_kernels";
 /// The runtime entry points the host side of the ops calls (HostCall.h):
 /// moss.linear (a second one with scale and residual for
-/// layerscale_residual, a third with gamma, beta and eps for the LayerNorm
-/// modes), moss.qkv_rope_cache and moss.streaming_attention (a second one
-/// for the mask from positions).
+/// layerscale_residual, a third with row_live too, a fourth with gamma, beta
+/// and eps for the LayerNorm modes), moss.qkv_rope_cache and
+/// moss.streaming_attention (a second one for the mask from positions).
 inline constexpr llvm::StringLiteral kRuntimeLinearFn = "moss_ffn_gemm";
 inline constexpr llvm::StringLiteral kRuntimeLinearScaleResidualFn =
     "moss_ffn_gemm_layerscale_residual";
+inline constexpr llvm::StringLiteral kRuntimeLinearScaleResidualLiveFn =
+    "moss_ffn_gemm_layerscale_residual_live";
 inline constexpr llvm::StringLiteral kRuntimeLinearLayerNormFn =
     "moss_layernorm_gemm";
 inline constexpr llvm::StringLiteral kRuntimeQkvRopeCacheFn =

@@ -143,8 +143,11 @@ LogicalResult LinearOp::verify() {
   if (wantsScaleResidual && !getResidual())
     return emitOpError("epilogue 'layerscale_residual' requires operand "
                        "'residual' [M, N]");
-  if (!wantsScaleResidual && (getScale() || getResidual()))
-    return emitOpError() << "operand '" << (getScale() ? "scale" : "residual")
+  if (!wantsScaleResidual && (getScale() || getResidual() || getRowLive()))
+    return emitOpError() << "operand '"
+                         << (getScale()      ? "scale"
+                             : getResidual() ? "residual"
+                                             : "row_live")
                          << "' is only allowed with epilogue "
                             "'layerscale_residual', found epilogue '"
                          << stringifyEpilogue(getEpilogue()) << "'";
@@ -168,6 +171,15 @@ LogicalResult LinearOp::verify() {
       return emitOpError() << "operand 'residual' must have shape [M, N] = "
                            << shapeText({m, n}) << ", found "
                            << shapeText(residual->getShape());
+  }
+  if (getRowLive()) {
+    auto live = expectTensor(op, "row_live", getRowLive().getType(), 1,
+                             IntegerType::get(getContext(), 1), "[M]");
+    if (failed(live))
+      return failure();
+    if (!compatible(live->getDimSize(0), m))
+      return dimMismatch(op, "row_live", "length M (from 'x')", m,
+                         live->getDimSize(0));
   }
 
   // The result's type is the operands' [M, N], exactly: every lowering

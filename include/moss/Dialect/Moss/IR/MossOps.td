@@ -35,7 +35,10 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
       with the exact error function (never the tanh approximation);
     - `layerscale_residual` (mode 2): `y = bf16(bf16(v·scale[n]) +
       residual[m, n])`; `scale : [N]` and `residual : [M, N]` are required by
-      this epilogue and forbidden by the others.
+      this epilogue and forbidden by the others. With `row_live : [M]` (i1,
+      also only with this epilogue) the result is `bf16(y · live[m])`: a
+      decoder layer's padding frames leave its last GEMM as zeros (`y · 0`,
+      so a NaN stays NaN, as in the reference's `y * live`).
 
     `tile` is attached by `moss-select-tiles` from the whitelist;
     `vendor_fallback` marks an op the whitelist does not name, which the
@@ -45,7 +48,8 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
     %y = moss.linear %x, %w epilogue gelu tile <16, 64, 64, 1>
         : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
     %z = moss.linear %h, %w2 scale(%ls : tensor<768xbf16>)
-        residual(%res : tensor<?x768xbf16>) epilogue layerscale_residual
+        residual(%res : tensor<?x768xbf16>) row_live(%live : tensor<?xi1>)
+        epilogue layerscale_residual
         : tensor<?x3072xbf16>, tensor<768x3072xbf16> -> tensor<?x768xbf16>
     %u = moss.linear %h, %w1 layernorm(%g, %b : tensor<768xbf16>,
         tensor<768xbf16>) eps 1.0e-05 epilogue gelu
@@ -55,6 +59,7 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
   let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$w,
                        Optional<AnyRankedTensor>:$scale,
                        Optional<AnyRankedTensor>:$residual,
+                       Optional<AnyRankedTensor>:$row_live,
                        Optional<AnyRankedTensor>:$gamma,
                        Optional<AnyRankedTensor>:$beta,
                        OptionalAttr<F32Attr>:$eps,
@@ -66,6 +71,7 @@ def Moss_LinearOp : Moss_Op<"linear", [Pure, AttrSizedOperandSegments]> {
     $x `,` $w
     (`scale` `(` $scale^ `:` type($scale) `)`)?
     (`residual` `(` $residual^ `:` type($residual) `)`)?
+    (`row_live` `(` $row_live^ `:` type($row_live) `)`)?
     (`layernorm` `(` $gamma^ `,` $beta `:` type($gamma) `,` type($beta) `)`)?
     (`eps` $eps^)?
     `epilogue` `` $epilogue
