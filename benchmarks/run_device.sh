@@ -14,7 +14,10 @@
 # GEMM benchmark is skipped when that folder is missing). GoogleTest and
 # nlohmann/json come from .devdeps/prefix (scripts/device-deps.sh) when the
 # machine lacks them. .cand/layernorm (from unittests/Runtime/Inputs/
-# layernorm-whitelist.json) adds the LayerNorm modes' tests and timings. MOSS_COMMIT is recorded in the JSON.
+# layernorm-whitelist.json) adds the LayerNorm modes' tests and timings, .cand/qkv and
+# .cand/layer the fused layer's (layer_tests below). MOSS_COMMIT is recorded in the JSON.
+# The layer step's timings take longer than one device call leaves: run
+# python/benchmarks/layer_step.py on its own (benchmarks/README.md).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT=${1:?usage: benchmarks/run_device.sh OUT [TUNED_KERNELS_DIR TUNED_WHITELIST]}
@@ -74,6 +77,28 @@ gemm_set gemm "$TUNED" "$TUNED_WL" 'GeneratedGemm*'
 # timings beside the fallback.
 gemm_set gemm-layernorm "$ROOT/.cand/layernorm" "$ROOT/unittests/Runtime/Inputs/layernorm-whitelist.json" \
   'GeneratedGemm*:*Graph*:*Programmatic*'
+# The fused layer's kernels: the QKV epilogue (mode 5, also under memcheck)
+# and the padding rows of the last epilogue, on the layer whitelist's
+# kernels (.cand/layer from configs/layer-step.json, .cand/qkv from
+# unittests/Runtime/Inputs/qkv-rope-cache-whitelist.json); then the layer's
+# Python tests on them.
+layer_tests() {
+  local qkv=$ROOT/.cand/qkv layer=$ROOT/.cand/layer
+  local qkv_wl=$ROOT/unittests/Runtime/Inputs/qkv-rope-cache-whitelist.json layer_wl=$ROOT/configs/layer-step.json
+  if [[ ! -f $qkv/manifest.json || ! -f $layer/manifest.json ]]; then
+    echo "layer: skipped, no kernels in $qkv or $layer (moss-aot --whitelist $qkv_wl --out $qkv, and $layer_wl)"
+    return
+  fi
+  step qkv-tests env MOSS_TEST_KERNELS_DIR="$qkv" MOSS_TEST_WHITELIST="$qkv_wl" timeout 200 $T \
+    --gtest_filter='QkvRopeCache*'
+  step qkv-memcheck env MOSS_TEST_KERNELS_DIR="$qkv" MOSS_TEST_WHITELIST="$qkv_wl" timeout 200 \
+    compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_filter='QkvRopeCache*'
+  step layer-tests env MOSS_TEST_KERNELS_DIR="$layer" MOSS_TEST_WHITELIST="$layer_wl" timeout 300 $T \
+    --gtest_filter='RowLive*:GeneratedGemm*'
+  step layer-python-tests env MOSS_RUNTIME_LIB=$BUILD/runtime/libmoss_runtime.so MOSS_TEST_KERNELS_DIR="$layer" \
+    MOSS_TEST_WHITELIST="$layer_wl" timeout 300 "$ROOT/scripts/test-python.sh"
+}
+layer_tests
 step attention-bench timeout 300 $BENCH --attention --json "$RES/attention.json" \
   --commit "${MOSS_COMMIT:-unknown}"
 python3 "$ROOT/benchmarks/targets.py" "$RES/attention.json" >"$RES/attention.md"
