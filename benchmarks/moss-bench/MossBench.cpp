@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
   if (haveWhitelist)
     for (const auto &e : whitelist.entries()) {
       // Mode 5 writes a ring cache beside its output: timed in the layer.
-      if (e.key.mode == moss::config::kGemmModeLayerNormRopeCache) {
+      if (!moss::host::isPlainGemmMode(e.key.mode)) {
         ++ringCacheKeys;
         continue;
       }

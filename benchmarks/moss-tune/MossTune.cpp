@@ -28,6 +28,7 @@
 #include "moss/Config/Manifest.h"
 #include "moss/Config/Whitelist.h"
 #include "moss/Runtime/moss_runtime.h"
+#include "moss/Support/GemmCall.h"
 
 #include <cuda_runtime_api.h>
 
@@ -229,7 +230,7 @@ int main(int argc, char **argv) {
   int ringCacheKeys = 0;
   for (const config::CandidateKey &entry : list.keys) {
     // Mode 5 writes a ring cache beside its output: not timed one by one.
-    if (entry.key.mode == config::kGemmModeLayerNormRopeCache) {
+    if (!host::isPlainGemmMode(entry.key.mode)) {
       ++ringCacheKeys;
       continue;
     }

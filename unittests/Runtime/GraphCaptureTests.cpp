@@ -92,7 +92,8 @@ void makeRuntime(RuntimeHandle &h, std::vector<Call> &calls,
         moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &h.rt) ==
             MOSS_OK) {
       for (const auto &e : whitelist.entries())
-        calls.push_back({e.key.m, e.key.n, e.key.k, e.key.mode});
+        if (isPlainGemmMode(e.key.mode))
+          calls.push_back({e.key.m, e.key.n, e.key.k, e.key.mode});
       which = "generated kernels from " + dir + " and the fallback";
       return;
     }

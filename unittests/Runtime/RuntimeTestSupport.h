@@ -171,6 +171,7 @@ std::vector<double> referenceAccumulators(const std::vector<uint16_t> &x,
 using moss::host::callGemm;
 using moss::host::GemmOperands;
 using moss::host::gemmSelected;
+using moss::host::isPlainGemmMode;
 using moss::host::kLayerNormEps;
 using moss::host::layerNormReference;
 

@@ -31,7 +31,14 @@ struct GemmOperands {
   void *out = nullptr;
 };
 
-/// The C API call of whitelist mode `mode` (a valid one).
+/// Whether callGemm serves `mode`: every mode but layernorm_rope_cache, whose
+/// call (moss_qkv_rope_cache) writes a ring cache beside its output and is
+/// tested and timed with its ring (QkvRopeCacheTests, the layer step).
+inline bool isPlainGemmMode(int mode) {
+  return config::gemmModeInfo(mode)->epilogue != config::kGemmEpilogueRopeCache;
+}
+
+/// The C API call of whitelist mode `mode` (a valid one, isPlainGemmMode).
 inline moss_status_t callGemm(moss_runtime_t rt, int64_t m, int64_t n,
                               int64_t k, int mode, const GemmOperands &ops,
                               void *stream) {
@@ -44,7 +51,8 @@ inline moss_status_t callGemm(moss_runtime_t rt, int64_t m, int64_t n,
                        ops.out, stream);
 }
 
-/// moss_gemm_is_selected, or moss_layernorm_gemm_is_selected, for `mode`.
+/// moss_gemm_is_selected, or moss_layernorm_gemm_is_selected, for `mode`
+/// (isPlainGemmMode).
 inline int gemmSelected(moss_runtime_t rt, int64_t m, int64_t n, int64_t k,
                         int mode) {
   const config::GemmModeInfo &info = *config::gemmModeInfo(mode);
