@@ -38,8 +38,14 @@ int gemmModeOf(bool layerNorm, int epilogue) {
 }
 
 float ropeInverseFrequency(int pair) {
-  return static_cast<float>(std::pow(
-      kRopeMaxPeriod, -2.0 * pair / static_cast<double>(kRopeHeadDim)));
+  // The codec's formula (vLLM-Omni's apply_rope): exp(i * (-ln(max_period) *
+  // 2 / D)) with the factor and the product in FP32. Rounding the exponent
+  // first moves 17 of the 32 values by 1 to 7 ulps from a pow of the exact
+  // exponent, so the pow would not be the codec's rotation.
+  const float factor =
+      static_cast<float>(-std::log(kRopeMaxPeriod) * 2.0 / kRopeHeadDim);
+  const float exponent = static_cast<float>(pair) * factor;
+  return static_cast<float>(std::exp(static_cast<double>(exponent)));
 }
 
 const char *gemmModeList() {

@@ -76,11 +76,14 @@ class DecoderLayerParams(nn.Module):
 
 
 def apply_rope(x: Tensor, positions: Tensor, max_period: float = 10000.0) -> Tensor:
-    """Interleaved rotary embedding: dims (2i, 2i+1) rotate by
-    positions * max_period^(-2i/D). x [B,T,H,D], positions [B,T]; FP32 math,
-    result in x's dtype, contiguous [B,T,H,D]."""
+    """Interleaved rotary embedding: dims (2i, 2i+1) rotate by positions *
+    exp(i * (-ln(max_period) * 2 / D)), the frequencies computed as the codec
+    computes them (vLLM-Omni's apply_rope: FP32 exponent, then exp).
+    x [B,T,H,D], positions [B,T]; FP32 math, result in x's dtype, contiguous
+    [B,T,H,D]."""
     head_dim = x.shape[-1]
-    inv_freq = max_period ** (-torch.arange(0, head_dim, 2, device=x.device, dtype=torch.float32) / head_dim)
+    pairs = torch.arange(head_dim // 2, device=x.device, dtype=torch.float32)
+    inv_freq = torch.exp(pairs * (-math.log(max_period) * 2 / head_dim))
     angles = positions[:, :, None, None].to(torch.float32) * inv_freq  # [B,T,1,D/2]
     cos, sin = angles.cos(), angles.sin()
     pairs = x.to(torch.float32).unflatten(-1, (head_dim // 2, 2))

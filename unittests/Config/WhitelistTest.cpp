@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
 using namespace moss::config;
 
 namespace {
@@ -385,14 +389,24 @@ TEST(WhitelistTest, GemmModeNames) {
   EXPECT_EQ(gemmModeName(-1), nullptr);
 }
 
-TEST(WhitelistTest, RopeFrequenciesAreTheCodecsRoundedOnce) {
-  // 10000^(-2i/64): powers of ten every 16 pairs, decreasing in between.
+TEST(WhitelistTest, RopeFrequenciesAreTheCodecs) {
+  // exp of the FP32 exponent float(i) * float(-ln(1e4) / 32): near
+  // 10000^(-2i/64) but not it. Pair 8 is one ulp under 0.1f, pair 29 seven
+  // ulps under the pow (values of the codec's formula in FP32).
+  auto bits = [](float v) {
+    uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
   EXPECT_EQ(ropeInverseFrequency(0), 1.0f);
-  EXPECT_EQ(ropeInverseFrequency(8), 0.1f);
-  EXPECT_EQ(ropeInverseFrequency(16), 0.01f);
-  EXPECT_EQ(ropeInverseFrequency(24), 0.001f);
-  for (int i = 1; i < kRopeHeadDim / 2; ++i)
+  EXPECT_EQ(bits(ropeInverseFrequency(8)), bits(0.1f) - 1);
+  const float pow29 = static_cast<float>(std::pow(10000.0, -58.0 / 64));
+  EXPECT_EQ(bits(ropeInverseFrequency(29)), bits(pow29) - 7);
+  for (int i = 1; i < kRopeHeadDim / 2; ++i) {
     EXPECT_LT(ropeInverseFrequency(i), ropeInverseFrequency(i - 1)) << i;
+    const double exact = std::pow(10000.0, -2.0 * i / kRopeHeadDim);
+    EXPECT_NEAR(ropeInverseFrequency(i) / exact, 1.0, 1e-6) << i;
+  }
 }
 
 TEST(WhitelistTest, ModesAreTheirPrologueAndEpilogue) {

@@ -49,8 +49,11 @@ constexpr int kGemmModeCount = 6;
 constexpr int kRopeHeadDim = 64;
 constexpr double kRopeMaxPeriod = 10000.0;
 
-/// max_period^(-2i / head_dim) rounded to FP32 for i in [0, kRopeHeadDim /
-/// 2): the generated kernels and the fallback read the same table.
+/// The codec's inverse frequency of pair i in [0, kRopeHeadDim / 2):
+/// exp(e) rounded to FP32, e = float(i) * float(-ln(max_period) * 2 /
+/// head_dim) in FP32, as vLLM-Omni's apply_rope computes it (not
+/// max_period^(-2i / head_dim), which differs by up to 7 ulps). The generated
+/// kernels, the fallback and the tests read the same table.
 float ropeInverseFrequency(int pair);
 
 struct GemmModeInfo {
