@@ -172,7 +172,7 @@ bool gemmPointersAligned16(const GemmArgs &c) {
   return true;
 }
 
-Status checkRopeCacheArgs(const GemmArgs &c) {
+Status checkRopeCacheShape(const GemmArgs &c) {
   const RopeCacheArgs &r = *c.ropeCache;
   const std::string where = c.label() + ": ";
   if (r.length < 1 || r.capacity < 1 || r.capacity > INT32_MAX)
@@ -187,6 +187,15 @@ Status checkRopeCacheArgs(const GemmArgs &c) {
     return invalidArgument(where + "d_model must be a multiple of " +
                            std::to_string(config::kRopeHeadDim) +
                            " (heads of 64)");
+  return success();
+}
+
+Status checkRopeCacheArgs(const GemmArgs &c) {
+  Status shape = checkRopeCacheShape(c);
+  if (!shape.ok())
+    return shape;
+  const RopeCacheArgs &r = *c.ropeCache;
+  const std::string where = c.label() + ": ";
   struct Operand {
     const char *name;
     const void *pointer;

@@ -74,10 +74,15 @@ Status checkGemmPointers(const GemmArgs &a);
 /// generated kernels need (else the call takes the fallback).
 bool gemmPointersAligned16(const GemmArgs &a);
 
+/// moss_qkv_rope_cache's sizes, after checkGemmShape: 1 <= length <=
+/// capacity <= INT32_MAX, n = 3 k with k (d_model) a multiple of 64. Needs no
+/// pointers (moss_qkv_rope_cache_is_selected uses it).
+Status checkRopeCacheShape(const GemmArgs &a);
+
 /// moss_qkv_rope_cache's own requirements (moss_runtime.h), after
-/// checkGemmShape: sizes, the cache's and the positions' pointers, their
-/// alignment and extents, and that q, the caches and the slot table overlap
-/// nothing else (RopeCacheChecks.cpp).
+/// checkGemmShape: checkRopeCacheShape, the cache's and the positions'
+/// pointers, their alignment and extents, and that q, the caches and the
+/// slot table overlap nothing else.
 Status checkRopeCacheArgs(const GemmArgs &a);
 
 /// Every requirement of moss_streaming_attention (moss_runtime.h): sizes,

@@ -281,7 +281,7 @@ MOSS_RUNTIME_API int moss_qkv_rope_cache_is_selected(moss_runtime_t rt,
              nullptr, nullptr, nullptr};
   c.layerNorm = true;
   c.ropeCache = &r;
-  if (!checkGemmShape(c).ok() || d_model % moss::config::kRopeHeadDim != 0)
+  if (!checkGemmShape(c).ok() || !checkRopeCacheShape(c).ok())
     return 0;
   return rt->kernels.find(m, n, d_model, c.mode()) ? 1 : 0;
 }
