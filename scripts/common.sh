@@ -8,7 +8,8 @@ MOSS_JOBS="${MOSS_JOBS:-$(nproc)}"
 
 moss_install_deps() {
   local pkgs=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-              nlohmann-json3-dev libgtest-dev ninja-build cmake g++)
+              nlohmann-json3-dev libgtest-dev ninja-build cmake g++
+              python3-setuptools python3-wheel python3-pip)
   local missing=()
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -107,6 +107,28 @@ class RingCache(ctypes.Structure):
     ]
 
 
+# What a wheel bundles (scripts/build-wheel.sh): the library, the kernels of
+# the shipped whitelists and the whitelists. Absent in a source checkout.
+BUNDLE_DIR = Path(__file__).resolve().parent / "_bundled"
+# The bundled kernels a runtime loads when no environment variable names any.
+BUNDLED_KERNELS = "h200-tuned-pdl"
+
+
+def bundled_library() -> Optional[Path]:
+    """The wheel's libmoss_runtime.so, or None outside a wheel install."""
+    path = BUNDLE_DIR / "lib" / _LIBRARY_NAME
+    return path if path.is_file() else None
+
+
+def bundled_kernels(name: str = BUNDLED_KERNELS) -> Optional[tuple[Path, Path]]:
+    """(kernels dir, whitelist) of the wheel's kernels `name`, or None."""
+    kernels = BUNDLE_DIR / "kernels" / name
+    whitelist = BUNDLE_DIR / "whitelists" / f"{name}.json"
+    if (kernels / "manifest.json").is_file() and whitelist.is_file():
+        return kernels, whitelist
+    return None
+
+
 def library_candidates() -> list[Path]:
     """Where a build of this checkout puts the library, most specific first."""
     build_dirs = []
@@ -117,14 +139,17 @@ def library_candidates() -> list[Path]:
 
 
 def find_library() -> str:
-    """$MOSS_RUNTIME_LIB if set (must exist), else the first build of this
-    checkout that has one, else the bare name for the dynamic loader
-    (LD_LIBRARY_PATH, ldconfig)."""
+    """$MOSS_RUNTIME_LIB if set (must exist), else the wheel's bundled
+    library, else the first build of this checkout that has one, else the
+    bare name for the dynamic loader (LD_LIBRARY_PATH, ldconfig)."""
     explicit = os.environ.get("MOSS_RUNTIME_LIB")
     if explicit:
         if not Path(explicit).is_file():
             raise LibraryNotFound(f"MOSS_RUNTIME_LIB={explicit} is not a file")
         return explicit
+    bundled = bundled_library()
+    if bundled:
+        return str(bundled)
     for candidate in library_candidates():
         if candidate.is_file():
             return str(candidate)

@@ -1,9 +1,10 @@
 """One moss runtime per process and CUDA device, created on first use.
 
-The runtime reads its kernels from $MOSS_KERNELS_DIR (unset: no generated
-kernels, every GEMM takes the cuBLASLt fallback and attention is unavailable)
-and its GEMM whitelist from $MOSS_CODEC_GEMM_CONFIG (the C API reads that
-variable itself). Creating it loads modules and reserves workspace, which a
+The runtime reads its kernels from $MOSS_KERNELS_DIR and its GEMM whitelist
+from $MOSS_CODEC_GEMM_CONFIG (the C API reads that variable itself). With
+neither set, an installed wheel's bundled kernels and their whitelist serve;
+without those either, no generated kernels: every GEMM takes the cuBLASLt
+fallback and attention is unavailable. Creating it loads modules and reserves workspace, which a
 CUDA graph capture cannot record: call `load_runtime` (or any op, eagerly)
 before capturing.
 
@@ -28,9 +29,16 @@ _handles: dict[int, int] = {}
 DeviceLike = Union[torch.device, str, int, None]
 
 
-def kernels_dir() -> Optional[str]:
-    """$MOSS_KERNELS_DIR, or None (fallback GEMMs only)."""
-    return os.environ.get("MOSS_KERNELS_DIR") or None
+def kernels_and_whitelist() -> tuple[Optional[str], Optional[str]]:
+    """The runtime's (kernels dir, whitelist): $MOSS_KERNELS_DIR with None
+    (the C API reads $MOSS_CODEC_GEMM_CONFIG), else, when neither variable
+    is set, the wheel's bundled pair, else (None, None): fallback GEMMs
+    only."""
+    explicit = os.environ.get("MOSS_KERNELS_DIR") or None
+    if explicit or os.environ.get("MOSS_CODEC_GEMM_CONFIG"):
+        return explicit, None
+    bundled = _capi.bundled_kernels()
+    return (str(bundled[0]), str(bundled[1])) if bundled else (None, None)
 
 
 def _device_index(device: DeviceLike) -> int:
@@ -59,7 +67,7 @@ def load_runtime(device: DeviceLike = None) -> int:
                         "workspace); call moss_kernels.load_runtime() or run the op once "
                         "eagerly before capturing"
                     )
-                _handles[index] = _capi.create(kernels_dir(), None)
+                _handles[index] = _capi.create(*kernels_and_whitelist())
         return _handles[index]
 
 

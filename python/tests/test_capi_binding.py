@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -142,6 +143,32 @@ class HeaderTest(unittest.TestCase):
 class LibraryTest(unittest.TestCase):
     """The built libmoss_runtime.so through the binding (ctest sets
     MOSS_RUNTIME_LIB to it; elsewhere a build of this checkout, if any)."""
+
+    def test_bundled_library_and_kernels_are_found_first(self):
+        with tempfile.TemporaryDirectory() as bundle:
+            bundle = Path(bundle)
+            (bundle / "lib").mkdir()
+            (bundle / "lib" / "libmoss_runtime.so").write_bytes(b"")
+            with mock.patch.object(_capi, "BUNDLE_DIR", bundle), mock.patch.dict(os.environ, clear=False) as env:
+                env.pop("MOSS_RUNTIME_LIB", None)
+                self.assertEqual(_capi.find_library(), str(bundle / "lib" / "libmoss_runtime.so"))
+                # Kernels count only with their manifest and whitelist.
+                self.assertIsNone(_capi.bundled_kernels("set"))
+                (bundle / "kernels" / "set").mkdir(parents=True)
+                (bundle / "kernels" / "set" / "manifest.json").write_text("{}")
+                self.assertIsNone(_capi.bundled_kernels("set"))
+                (bundle / "whitelists").mkdir()
+                (bundle / "whitelists" / "set.json").write_text("{}")
+                self.assertEqual(_capi.bundled_kernels("set"),
+                                 (bundle / "kernels" / "set", bundle / "whitelists" / "set.json"))
+                env["MOSS_RUNTIME_LIB"] = str(bundle / "lib" / "libmoss_runtime.so")
+                self.assertEqual(_capi.find_library(), env["MOSS_RUNTIME_LIB"])
+
+    def test_package_version_is_mosses(self):
+        cmake = (REPO_ROOT / "CMakeLists.txt").read_text()
+        version = re.search(r"^project\(moss VERSION ([0-9.]+)", cmake, re.M).group(1)
+        package = (REPO_ROOT / "python" / "moss_kernels" / "_version.py").read_text()
+        self.assertIn(f'__version__ = "{version}"', package)
 
     def test_missing_library_names_the_variable(self):
         with mock.patch.dict(os.environ, {"MOSS_RUNTIME_LIB": "/nonexistent/libmoss_runtime.so"}):
