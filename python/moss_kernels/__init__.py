@@ -14,18 +14,20 @@ from; with neither set, the wheel's bundled kernels).
 """
 
 from ._version import __version__
-from ._capi import Epilogue, LibraryMismatch, LibraryNotFound, MossError, MossStatus, runtime_version
+from ._capi import CacheKey, Epilogue, LibraryMismatch, LibraryNotFound, MossError, MossStatus, cache_key, runtime_version
 from .ops import ffn_gemm, layernorm_gemm, streaming_attention, streaming_attention_positions
 from .qkv_ops import qkv_rope_cache
 from .runtime import gemm_is_selected, layernorm_gemm_is_selected, load_runtime, qkv_rope_cache_is_selected
 
 __all__ = [
     "__version__",
+    "CacheKey",
     "Epilogue",
     "LibraryMismatch",
     "LibraryNotFound",
     "MossError",
     "MossStatus",
+    "cache_key",
     "ffn_gemm",
     "gemm_is_selected",
     "layernorm_gemm",

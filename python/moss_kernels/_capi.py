@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import hashlib
+import json
 import os
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 _LIBRARY_NAME = "libmoss_runtime.so"
 API_VERSION = 5  # MOSS_RUNTIME_API_VERSION of the header these declarations follow
@@ -127,6 +129,58 @@ def bundled_kernels(name: str = BUNDLED_KERNELS) -> Optional[tuple[Path, Path]]:
     if (kernels / "manifest.json").is_file() and whitelist.is_file():
         return kernels, whitelist
     return None
+
+
+def kernels_and_whitelist() -> tuple[Optional[str], Optional[str]]:
+    """The runtime's (kernels dir, whitelist): $MOSS_KERNELS_DIR with None
+    (the C API reads $MOSS_CODEC_GEMM_CONFIG), else, when neither variable
+    is set, the wheel's bundled pair, else (None, None): fallback GEMMs
+    only."""
+    explicit = os.environ.get("MOSS_KERNELS_DIR") or None
+    if explicit or os.environ.get("MOSS_CODEC_GEMM_CONFIG"):
+        return explicit, None
+    bundled = bundled_kernels()
+    return (str(bundled[0]), str(bundled[1])) if bundled else (None, None)
+
+
+class CacheKey(NamedTuple):
+    """What decides the kernels a runtime runs, for a serving engine's
+    compile-cache key: the manifest's cache_key (over the whitelist's bytes,
+    the moss version, the chip and the compiler) and the whitelist's sha256;
+    both None when no kernels are configured (fallback GEMMs only)."""
+
+    manifest: Optional[str]
+    whitelist_sha256: Optional[str]
+
+
+def cache_key(kernels_dir: Optional[str] = None, whitelist: Optional[str] = None) -> CacheKey:
+    """The CacheKey of the kernels a runtime created with these arguments
+    (None: as load_runtime resolves them) would load. Reads the manifest and
+    the whitelist's bytes, no library and no GPU; raises ValueError when the
+    whitelist is not the one the kernels were built from (the runtime would
+    refuse them) or a file is missing or malformed."""
+    if kernels_dir is None:
+        kernels_dir, default_whitelist = kernels_and_whitelist()
+        whitelist = whitelist or default_whitelist
+    whitelist = whitelist or os.environ.get("MOSS_CODEC_GEMM_CONFIG") or None
+    if kernels_dir is None:
+        return CacheKey(None, None)
+    manifest_path = Path(kernels_dir) / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        key, built_from = manifest["cache_key"], manifest["whitelist_sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{manifest_path}: no readable cache_key and whitelist_sha256 ({error})") from error
+    if whitelist is None:
+        return CacheKey(key, None)  # the runtime then serves every GEMM by the fallback
+    try:
+        digest = hashlib.sha256(Path(whitelist).read_bytes()).hexdigest()
+    except OSError as error:
+        raise ValueError(f"whitelist {whitelist}: {error}") from error
+    if digest != built_from:
+        raise ValueError(f"whitelist {whitelist} (sha256 {digest}) is not the one the kernels in {kernels_dir} "
+                         f"were built from (sha256 {built_from})")
+    return CacheKey(key, digest)
 
 
 def library_candidates() -> list[Path]:

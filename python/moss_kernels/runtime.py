@@ -15,7 +15,6 @@ CUDA's own teardown.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Optional, Union
 
@@ -29,16 +28,6 @@ _handles: dict[int, int] = {}
 DeviceLike = Union[torch.device, str, int, None]
 
 
-def kernels_and_whitelist() -> tuple[Optional[str], Optional[str]]:
-    """The runtime's (kernels dir, whitelist): $MOSS_KERNELS_DIR with None
-    (the C API reads $MOSS_CODEC_GEMM_CONFIG), else, when neither variable
-    is set, the wheel's bundled pair, else (None, None): fallback GEMMs
-    only."""
-    explicit = os.environ.get("MOSS_KERNELS_DIR") or None
-    if explicit or os.environ.get("MOSS_CODEC_GEMM_CONFIG"):
-        return explicit, None
-    bundled = _capi.bundled_kernels()
-    return (str(bundled[0]), str(bundled[1])) if bundled else (None, None)
 
 
 def _device_index(device: DeviceLike) -> int:
@@ -67,7 +56,7 @@ def load_runtime(device: DeviceLike = None) -> int:
                         "workspace); call moss_kernels.load_runtime() or run the op once "
                         "eagerly before capturing"
                     )
-                _handles[index] = _capi.create(*kernels_and_whitelist())
+                _handles[index] = _capi.create(*_capi.kernels_and_whitelist())
         return _handles[index]
 
 

@@ -8,7 +8,9 @@ path: importing the package would import torch.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -163,6 +165,29 @@ class LibraryTest(unittest.TestCase):
                                  (bundle / "kernels" / "set", bundle / "whitelists" / "set.json"))
                 env["MOSS_RUNTIME_LIB"] = str(bundle / "lib" / "libmoss_runtime.so")
                 self.assertEqual(_capi.find_library(), env["MOSS_RUNTIME_LIB"])
+
+    def test_cache_key_is_the_manifests_and_refuses_another_whitelist(self):
+        with tempfile.TemporaryDirectory() as work:
+            work = Path(work)
+            kernels, whitelist, other = work / "kernels", work / "wl.json", work / "other.json"
+            kernels.mkdir()
+            whitelist.write_text('{"1,3072,768,1": [16, 64, 64, 1]}')
+            other.write_text('{"2,3072,768,1": [16, 64, 64, 1]}')
+            digest = hashlib.sha256(whitelist.read_bytes()).hexdigest()
+            (kernels / "manifest.json").write_text(json.dumps({"cache_key": "ab" * 32, "whitelist_sha256": digest}))
+            key = _capi.cache_key(str(kernels), str(whitelist))
+            self.assertEqual(key, _capi.CacheKey("ab" * 32, digest))
+            with self.assertRaisesRegex(ValueError, "is not the one the kernels in"):
+                _capi.cache_key(str(kernels), str(other))
+            with self.assertRaisesRegex(ValueError, "manifest.json: no readable cache_key"):
+                _capi.cache_key(str(work), str(whitelist))
+            # The environment decides when no argument does; nothing set: no kernels.
+            with mock.patch.object(_capi, "BUNDLE_DIR", work / "none"), mock.patch.dict(os.environ) as env:
+                env.pop("MOSS_KERNELS_DIR", None)
+                env.pop("MOSS_CODEC_GEMM_CONFIG", None)
+                self.assertEqual(_capi.cache_key(), _capi.CacheKey(None, None))
+                env["MOSS_KERNELS_DIR"], env["MOSS_CODEC_GEMM_CONFIG"] = str(kernels), str(whitelist)
+                self.assertEqual(_capi.cache_key(), key)
 
     def test_package_version_is_mosses(self):
         cmake = (REPO_ROOT / "CMakeLists.txt").read_text()
