@@ -33,33 +33,7 @@ namespace {
       GTEST_SKIP() << why_;                                                    \
   } while (0)
 
-class GeneratedGemm : public ::testing::Test {
-protected:
-  void SetUp() override {
-    dir = testKernelsDir();
-    MOSS_REQUIRE_GENERATED_KERNELS(dir);
-    whitelistPath = testWhitelist();
-    std::string err;
-    ASSERT_TRUE(moss::config::Whitelist::load(whitelistPath, whitelist, err))
-        << err;
-    ASSERT_EQ(
-        moss_runtime_create(dir.c_str(), whitelistPath.c_str(), &generated.rt),
-        MOSS_OK)
-        << moss_runtime_last_error(nullptr);
-    ASSERT_EQ(moss_runtime_create(nullptr, nullptr, &fallback.rt), MOSS_OK)
-        << moss_runtime_last_error(nullptr);
-    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream)
-      cudaStreamDestroy(stream);
-  }
-
-  std::string dir, whitelistPath;
-  moss::config::Whitelist whitelist;
-  RuntimeHandle generated, fallback;
-  cudaStream_t stream = nullptr;
-};
+using GeneratedGemm = GeneratedAndFallback;
 
 TEST_F(GeneratedGemm, EveryKeyMatchesReferenceAndFallback) {
   ASSERT_FALSE(whitelist.entries().empty());

@@ -202,37 +202,22 @@ void checkAgainstReference(const Case &c, const State &got) {
   EXPECT_EQ(got.table, table) << "the slot table";
 }
 
-class QkvRopeCache : public ::testing::Test {
+/// The generated and fallback runtimes of GeneratedAndFallback, and the
+/// whitelist's mode-5 keys (skips without any).
+class QkvRopeCache : public GeneratedAndFallback {
 protected:
   void SetUp() override {
-    dir = testKernelsDir();
-    MOSS_REQUIRE_GENERATED_KERNELS(dir);
-    std::string err;
-    ASSERT_TRUE(moss::config::Whitelist::load(testWhitelist(), whitelist, err))
-        << err;
+    GeneratedAndFallback::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
     for (const moss::config::WhitelistEntry &e : whitelist.entries())
       if (e.key.mode == moss::config::kGemmModeLayerNormRopeCache)
         keys.push_back(e.key);
     if (keys.empty())
       GTEST_SKIP() << testWhitelist() << " names no mode-5 key";
-    ASSERT_EQ(moss_runtime_create(dir.c_str(), testWhitelist().c_str(),
-                                  &generated.rt),
-              MOSS_OK)
-        << moss_runtime_last_error(nullptr);
-    ASSERT_EQ(moss_runtime_create(nullptr, nullptr, &fallback.rt), MOSS_OK)
-        << moss_runtime_last_error(nullptr);
-    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream)
-      cudaStreamDestroy(stream);
   }
 
-  std::string dir;
-  moss::config::Whitelist whitelist;
   std::vector<moss::config::GemmKey> keys;
-  RuntimeHandle generated, fallback;
-  cudaStream_t stream = nullptr;
 };
 
 TEST_F(QkvRopeCache, EveryKeyMatchesReferenceAndFallback) {

@@ -120,20 +120,9 @@ TEST(RowLive, FallbackZeroesPaddingRows) {
   cudaStreamDestroy(stream);
 }
 
-TEST(RowLive, GeneratedKernelsZeroPaddingRows) {
-  const std::string dir = testKernelsDir();
-  MOSS_REQUIRE_GENERATED_KERNELS(dir);
-  moss::config::Whitelist whitelist;
-  std::string err;
-  ASSERT_TRUE(moss::config::Whitelist::load(testWhitelist(), whitelist, err))
-      << err;
-  RuntimeHandle generated;
-  ASSERT_EQ(
-      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &generated.rt),
-      MOSS_OK)
-      << moss_runtime_last_error(nullptr);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+using RowLiveGenerated = GeneratedAndFallback;
+
+TEST_F(RowLiveGenerated, KernelsZeroPaddingRows) {
   int keys = 0;
   for (const moss::config::WhitelistEntry &e : whitelist.entries()) {
     if (e.key.mode != moss::config::kGemmModeLayerScaleResidual)
@@ -145,7 +134,6 @@ TEST(RowLive, GeneratedKernelsZeroPaddingRows) {
     checkRowLive(generated.rt, e.key.m, e.key.n, e.key.k, stream);
     ++keys;
   }
-  cudaStreamDestroy(stream);
   if (keys == 0)
     GTEST_SKIP() << testWhitelist() << " names no layerscale_residual key";
 }

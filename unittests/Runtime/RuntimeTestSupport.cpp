@@ -329,6 +329,25 @@ size_t countNaN(const std::vector<uint16_t> &values) {
       }));
 }
 
+void GeneratedAndFallback::SetUp() {
+  dir = testKernelsDir();
+  MOSS_REQUIRE_GENERATED_KERNELS(dir);
+  std::string err;
+  ASSERT_TRUE(config::Whitelist::load(testWhitelist(), whitelist, err)) << err;
+  ASSERT_EQ(
+      moss_runtime_create(dir.c_str(), testWhitelist().c_str(), &generated.rt),
+      MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  ASSERT_EQ(moss_runtime_create(nullptr, nullptr, &fallback.rt), MOSS_OK)
+      << moss_runtime_last_error(nullptr);
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+}
+
+void GeneratedAndFallback::TearDown() {
+  if (stream)
+    cudaStreamDestroy(stream);
+}
+
 ScopedEnv::ScopedEnv(const char *name, const char *value) : name(name) {
   if (const char *old = std::getenv(name))
     previous = old, hadPrevious = true;

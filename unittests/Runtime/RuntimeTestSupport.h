@@ -207,6 +207,21 @@ struct RuntimeHandle {
   ~RuntimeHandle() { moss_runtime_destroy(rt); }
 };
 
+/// The fixture of the tests of generated kernels: the test kernels dir with
+/// the whitelist it was built from (testKernelsDir, testWhitelist), a
+/// runtime on them, a fallback-only runtime beside it and a stream; skips
+/// where there are no kernels or no sm_90 GPU.
+class GeneratedAndFallback : public ::testing::Test {
+protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  std::string dir;
+  config::Whitelist whitelist;
+  RuntimeHandle generated, fallback;
+  cudaStream_t stream = nullptr;
+};
+
 /// Environment variable `name` set to `value` (unset for nullptr) for the
 /// object's lifetime, then restored.
 class ScopedEnv {
