@@ -17,7 +17,8 @@ Cold: 24 layers, each with its own copy of the weights and its own ring,
 in three graphs replayed in turn, so every step reads its weights from HBM
 as a real 12- or 32-layer stage does. Each layer is timed as captured eager
 ops and, for moss-fused and the reference, under torch.compile(dynamic=
-False) captured the same way (what a serving engine runs). Beside them the
+False) captured the same way (what a serving engine runs), by default with
+cold weights only (--compiled-weights). Beside them the
 step's floors on this card: bytes (weights, the KV the attention reads and
 writes, x in and out) over the measured HBM copy rate (cold) or L2 copy
 rate (hot), and the launch floor (kernels of the fused step x 0.7 µs).
@@ -25,6 +26,7 @@ CUDA events, µs per step. Writes layer-step.json and layer-step.md to --out.
 
 Usage: python3 python/benchmarks/layer_step.py --out DIR [--commit SHA]
          [--cases stage2,stage1] [--batches 1,4,16,64] [--lengths 1,15,32]
+         [--compiled-weights cold | hot,cold]
 (environment as for the ops: MOSS_RUNTIME_LIB, MOSS_KERNELS_DIR,
 MOSS_CODEC_GEMM_CONFIG). Each case runs in a fresh process of this script.
 """
@@ -64,6 +66,10 @@ MOSS_STEP_KERNELS = 5  # the fused step's moss calls
 LAYERS = (MossFusedKernels, MossKernels, ReferenceKernels)
 COMPILED = ("moss-fused", "reference")  # the layers also timed under torch.compile
 WEIGHTS = ("hot", "cold")
+# Compiled timings by default only with cold weights, which is how a served
+# decoder runs its layers: each compile of an 8-layer stack takes tens of
+# seconds, and the hot stack (one layer repeated) needs its own.
+COMPILED_WEIGHTS = ("cold",)
 
 
 class LayerStack(nn.Module):
@@ -145,7 +151,7 @@ def step_bytes(case: LayerCase, batch: int, length: int) -> int:
 
 
 def time_case(case: LayerCase, batch: int, length: int, device: torch.device,
-              side: torch.cuda.Stream) -> dict:
+              side: torch.cuda.Stream, compiled_weights: Sequence[str] = COMPILED_WEIGHTS) -> dict:
     gen = torch.Generator(device=device).manual_seed(0)
     params = DecoderLayerParams.synthetic(case.d_model, case.num_heads, case.ffn_dim, device)
     start = 3 * case.capacity
@@ -183,7 +189,7 @@ def time_case(case: LayerCase, batch: int, length: int, device: torch.device,
             for weights, group in stacks.items():
                 record["graph_us"][weights][kernels.name] = microseconds_per_step(
                     [captured(lambda s=s: s(x, positions, live), side) for s in group], STEPS_PER_GRAPH)
-                if kernels.name in COMPILED:
+                if kernels.name in COMPILED and weights in compiled_weights:
                     compiled = [torch.compile(s, dynamic=False) for s in group]
                     record["compiled_graph_us"][weights][kernels.name] = microseconds_per_step(
                         [captured(lambda c=c: c(x, positions, live), side) for c in compiled], STEPS_PER_GRAPH)
@@ -211,16 +217,19 @@ def markdown(result: dict) -> str:
         for weights in WEIGHTS:
             g, c = r["graph_us"][weights], r["compiled_graph_us"][weights]
             floor = max(r["bytes"] / rates[weights], MOSS_STEP_KERNELS * LAUNCH_US)
-            best = min(g["moss-fused"], c["moss-fused"])
+            best = min(g["moss-fused"], c.get("moss-fused", g["moss-fused"]))
+            us = lambda t, key: f"{t[key]:.1f}" if key in t else "—"  # noqa: E731
+            versus = f"{c['reference'] / best:.2f}x" if "reference" in c else "—"
             lines.append(
                 f"| {r['case']} (d {r['d_model']}, S {r['S']}) | {r['batch']} | {r['T']} | {weights} | {gemms} "
                 f"| {r['bytes'] / rates[weights]:.1f} | {MOSS_STEP_KERNELS * LAUNCH_US:.1f} "
-                f"| {g['moss-fused']:.1f} | {g['moss']:.1f} | {g['reference']:.1f} | {c['moss-fused']:.1f} "
-                f"| {c['reference']:.1f} | {c['reference'] / best:.2f}x | {best / floor:.1f}x |")
+                f"| {g['moss-fused']:.1f} | {g['moss']:.1f} | {g['reference']:.1f} | {us(c, 'moss-fused')} "
+                f"| {us(c, 'reference')} | {versus} | {best / floor:.1f}x |")
     lines.append("")
     lines.append("GEMMs: g generated, f the cuBLASLt fallback (with moss's exact prologue and epilogue "
                  "kernels). Floors in µs; hot bytes over the L2 copy rate, cold over the HBM one. "
-                 "fused / floor: the better moss-fused time over the larger floor.")
+                 "fused / floor: the better moss-fused time over the larger floor. —: not compiled with "
+                 "these weights (--compiled-weights).")
     return "\n".join(lines) + "\n"
 
 
@@ -232,22 +241,23 @@ def git_commit() -> str:
         return "unknown"
 
 
-def time_in_fresh_process(case: str, batch: int, length: int) -> dict:
+def time_in_fresh_process(case: str, batch: int, length: int, compiled_weights: str) -> dict:
     """One case per process: no case inherits another's allocator,
     workspace or compile state."""
-    done = subprocess.run([sys.executable, __file__, "--one", f"{case}:{batch}:{length}"],
+    done = subprocess.run([sys.executable, __file__, "--one", f"{case}:{batch}:{length}",
+                           "--compiled-weights", compiled_weights],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{case} B={batch} T={length} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def time_one(spec: str) -> None:
+def time_one(spec: str, compiled_weights: Sequence[str]) -> None:
     name, batch, length = spec.split(":")
     device = torch.device("cuda", 0)
     moss_kernels.load_runtime(device)
     side = torch.cuda.Stream(device)  # every capture of this process
-    print(json.dumps(time_case(CASES[name], int(batch), int(length), device, side)))
+    print(json.dumps(time_case(CASES[name], int(batch), int(length), device, side, compiled_weights)))
 
 
 def main() -> None:
@@ -256,11 +266,16 @@ def main() -> None:
     parser.add_argument("--commit", default=None)
     parser.add_argument("--one", metavar="CASE:B:T", help="time one case and print its record (internal)")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated layer cases (default: all)")
+    parser.add_argument("--compiled-weights", default=",".join(COMPILED_WEIGHTS),
+                        help="weights (hot, cold) the compiled layers are timed with")
     parser.add_argument("--batches", default=",".join(map(str, BATCHES)), help="comma-separated B values")
     parser.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="comma-separated T values")
     args = parser.parse_args()
+    compiled_weights = args.compiled_weights.split(",")
+    if not set(compiled_weights) <= set(WEIGHTS):
+        parser.error(f"--compiled-weights takes {', '.join(WEIGHTS)}, got {args.compiled_weights}")
     if args.one:
-        return time_one(args.one)
+        return time_one(args.one, compiled_weights)
     if args.out is None:
         parser.error("--out is required")
     device = torch.device("cuda", 0)
@@ -279,7 +294,8 @@ def main() -> None:
         "protocol": (f"µs per layer step (CUDA events): {WARMUPS} warm-ups, median of {SAMPLES} samples of "
                      f"{REPLAYS} replays of a CUDA graph of {STEPS_PER_GRAPH} chained steps; hot: one layer "
                      f"repeated, cold: {ROTATED} layers with their own weights and rings rotated; "
-                     "'compiled': the steps under torch.compile(dynamic=False), captured; every frame live, "
+                     "'compiled': the steps under torch.compile(dynamic=False), captured, with "
+                     f"{args.compiled_weights} weights; every frame live, "
                      "full ring; each case in a fresh process."),
         "cases": [],
     }
@@ -289,7 +305,7 @@ def main() -> None:
     lengths = [int(t) for t in args.lengths.split(",")]
     for name in args.cases.split(","):
         for batch, length in [(b, t) for b in batches for t in lengths]:
-            result["cases"].append(time_in_fresh_process(name, batch, length))
+            result["cases"].append(time_in_fresh_process(name, batch, length, args.compiled_weights))
             (args.out / "layer-step.json").write_text(json.dumps(result, indent=2) + "\n")
             (args.out / "layer-step.md").write_text(markdown(result))
             print("\n".join(markdown(result).splitlines()[-4:-2]), flush=True)
