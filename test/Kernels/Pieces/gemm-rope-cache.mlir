@@ -11,7 +11,9 @@
 // RUN: not moss-opt %s -moss-test-kernel-piece="piece=gemm-rope tile=16,32,64,1 mode=5 n=2208" 2>&1 | FileCheck %s --check-prefix=HEADS
 
 // ROPE-LABEL: gpu.func @"gemm-rope"(%arg0: vector<8xbf16>, %arg1: i64, %arg2: i32) -> vector<8xbf16>
-// ROPE: arith.constant dense<[1.000000e+00, 0.749894201, 0.562341332, 0.421696514]> : vector<4xf32>
+// The codec's frequencies (exp of the FP32 exponent): pair 3 is one ulp
+// under 10000^(-6/64).
+// ROPE: arith.constant dense<[1.000000e+00, 0.749894201, 0.562341332, 0.421696484]> : vector<4xf32>
 // ROPE-COUNT-7: arith.select
 // ROPE: %[[POS:.*]] = arith.sitofp %arg1 : i64 to f32
 // ROPE-COUNT-4: math.cos
